@@ -1,0 +1,45 @@
+# One command per task; CI runs the same ones (.ci/run calls `make test`).
+# Every target installs what it needs first, and does nothing more when it is already there.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PYTEST_WORKERS ?= auto
+
+.PHONY: install test check bench chromium format clean
+
+install: $(STAMP)
+
+# Reinstall when the dependencies or the native kernel change.
+$(STAMP): pyproject.toml src/viewfinder/imaging/_native.c
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+test: install
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -q
+
+check: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+format: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-dejavu-core fonts-liberation; }
+
+bench: install chromium
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	npm install --silent --no-audit --no-fund --prefix bench/.peers ./bench/peers
+	$(PY) -m bench.engine
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.peers

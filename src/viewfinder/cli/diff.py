@@ -1,0 +1,108 @@
+"""`viewfinder diff`: compare two PNG files on this machine, no server needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, fail_on, print_json
+from viewfinder.errors import ViewfinderError
+from viewfinder.fsutil import write_atomic
+from viewfinder.imaging import Comparison, compare
+
+
+def _parse_mask(text: str) -> tuple[int, int, int, int]:
+    parts = text.split(",")
+    try:
+        x, y, w, h = (int(p.strip()) for p in parts)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not X,Y,WIDTH,HEIGHT (four integers)") from None
+    return x, y, w, h
+
+
+def _read(path: Path, role: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        fail(f"{role} image {path} does not exist")
+    except IsADirectoryError:
+        fail(f"{role} image {path} is a directory, not a PNG file")
+    except OSError as exc:
+        fail(f"cannot read {role} image {path}: {exc.strerror}")
+
+
+def diff(
+    base: Annotated[Path, typer.Argument(help="The approved image (PNG).", show_default=False)],
+    candidate: Annotated[Path, typer.Argument(help="The new image (PNG).", show_default=False)],
+    threshold: Annotated[
+        float, typer.Option(help="Per-pixel colour tolerance, 0 (exact) to 1.", min=0, max=1)
+    ] = 0.1,
+    include_aa: Annotated[
+        bool, typer.Option("--include-aa", help="Count anti-aliased pixels as changes too.")
+    ] = False,
+    mask: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Leave a rectangle X,Y,WIDTH,HEIGHT out of the comparison (repeatable, max 20).",
+            metavar="X,Y,W,H",
+        ),
+    ] = None,
+    max_diff_ratio: Annotated[
+        float,
+        typer.Option(help="Changed share of pixels still reported as unchanged, 0 to 1.", min=0, max=1),
+    ] = 0.0,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Write the diff image here when the images differ.", metavar="DIFF.png"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+) -> None:
+    """Compare two screenshots. Exit 0 when unchanged, 1 when changed, 2 on bad input."""
+    masks = [_parse_mask(m) for m in mask or []]
+    base_bytes, candidate_bytes = _read(base, "base"), _read(candidate, "candidate")
+    try:
+        result = compare(
+            base_bytes,
+            candidate_bytes,
+            threshold=threshold,
+            include_aa=include_aa,
+            masks=masks,
+            max_diff_ratio=max_diff_ratio,
+            diff_image=out is not None,
+        )
+    except ViewfinderError as exc:
+        fail_on(exc)
+    if out is not None and result.diff_png is not None:
+        try:
+            write_atomic(out, result.diff_png)
+        except OSError as exc:
+            fail(f"cannot write the diff image to {out}: {exc.strerror}")
+    if as_json:
+        data = result.to_dict()
+        data["diff_image"] = str(out) if out is not None and result.diff_png is not None else None
+        print_json(data)
+    else:
+        _print_text(result, out)
+    raise typer.Exit(EXIT_CHANGED if result.changed else EXIT_OK)
+
+
+def _print_text(result: Comparison, out: Path | None) -> None:
+    share = f"{result.diff_ratio:.4%}"
+    verdict = "changed" if result.changed else "unchanged"
+    typer.echo(
+        f"{verdict}: {result.changed_pixels:,} of {result.compared_pixels:,} pixels differ "
+        f"({share}) on a {result.width}x{result.height} canvas"
+    )
+    if result.base_size != result.candidate_size:
+        b, c = result.base_size, result.candidate_size
+        typer.echo(f"sizes differ: base {b.width}x{b.height}, candidate {c.width}x{c.height}")
+    for i, r in enumerate(result.regions[:10], 1):
+        typer.echo(
+            f"  region {i}: {r.width}x{r.height} at ({r.x}, {r.y}), {r.changed_pixels:,} pixels"
+        )
+    if len(result.regions) > 10:
+        typer.echo(f"  ... and {len(result.regions) - 10} more regions (see --json)")
+    if out is not None:
+        typer.echo(f"diff image: {out}" if result.diff_png else "no diff image: nothing changed")

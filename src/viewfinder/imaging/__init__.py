@@ -1,0 +1,25 @@
+"""The comparison engine: pure functions from PNG bytes (or pixel arrays) to results.
+
+Nothing here touches a database, a file or the network; callers pass bytes in and get frozen
+results out.
+"""
+
+from viewfinder.imaging.compare import Comparison, Options, Region, Size, compare
+from viewfinder.imaging.masks import Mask, parse_masks
+from viewfinder.imaging.pixelmatch import pixelmatch
+from viewfinder.imaging.png import DEFAULT_LIMITS, Limits, decode, read_header
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Comparison",
+    "Limits",
+    "Mask",
+    "Options",
+    "Region",
+    "Size",
+    "compare",
+    "decode",
+    "parse_masks",
+    "pixelmatch",
+    "read_header",
+]

@@ -1,0 +1,227 @@
+"""Compare a candidate screenshot with its baseline: the engine's entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from viewfinder.errors import InvalidImage, InvalidInput
+from viewfinder.imaging import _native, diffimage, png
+from viewfinder.imaging.masks import Mask, MaskLike, parse_masks, union_area
+
+# Clusters: cells of 8 px, joined when at most 2 empty cells (16-23 px) apart.
+REGION_CELL = 8
+REGION_GAP = 2
+MAX_REGIONS = 200
+_FLAGGED = bytes([_native.LABEL_CHANGED, _native.LABEL_DARKER, _native.LABEL_SIZE])
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    width: int
+    height: int
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Bounding box of one cluster of changed pixels, on the compared canvas."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+    changed_pixels: int
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The options a comparison ran with, validated."""
+
+    threshold: float = 0.1
+    include_aa: bool = False
+    max_diff_ratio: float = 0.0
+    masks: tuple[Mask, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What compare() found. ``diff_png`` is None when unchanged or when not asked for."""
+
+    changed: bool
+    changed_pixels: int
+    compared_pixels: int
+    diff_ratio: float
+    width: int
+    height: int
+    base_size: Size
+    candidate_size: Size
+    regions: tuple[Region, ...]
+    identical: bool
+    fast_path: Literal["bytes", "pixels"] | None
+    antialiased_pixels: int
+    masked_pixels: int
+    options: Options
+    diff_png: bytes | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: every field but the diff image's bytes."""
+        return {
+            "changed": self.changed,
+            "changed_pixels": self.changed_pixels,
+            "compared_pixels": self.compared_pixels,
+            "diff_ratio": self.diff_ratio,
+            "width": self.width,
+            "height": self.height,
+            "base_size": {"width": self.base_size.width, "height": self.base_size.height},
+            "candidate_size": {
+                "width": self.candidate_size.width,
+                "height": self.candidate_size.height,
+            },
+            "regions": [
+                {
+                    "x": r.x,
+                    "y": r.y,
+                    "width": r.width,
+                    "height": r.height,
+                    "changed_pixels": r.changed_pixels,
+                }
+                for r in self.regions
+            ],
+            "identical": self.identical,
+            "fast_path": self.fast_path,
+            "antialiased_pixels": self.antialiased_pixels,
+            "masked_pixels": self.masked_pixels,
+            "threshold": self.options.threshold,
+            "include_aa": self.options.include_aa,
+            "max_diff_ratio": self.options.max_diff_ratio,
+            "masks": [
+                {"x": m.x, "y": m.y, "width": m.width, "height": m.height}
+                for m in self.options.masks
+            ],
+        }
+
+
+def max_delta(threshold: float) -> float:
+    """Largest squared YIQ distance still counted as equal (35215 is the metric's maximum)."""
+    return 35215 * threshold * threshold
+
+
+def check_unit(name: str, value: float) -> float:
+    """Validate an option that must lie in 0..1. Raises InvalidInput."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise InvalidInput(f"{name} must be a number from 0 to 1 (got {value!r})")
+    return float(value)
+
+
+def compare(
+    base: bytes,
+    candidate: bytes,
+    *,
+    threshold: float = 0.1,
+    include_aa: bool = False,
+    masks: Iterable[MaskLike] = (),
+    max_diff_ratio: float = 0.0,
+    diff_image: bool = True,
+    limits: png.Limits = png.DEFAULT_LIMITS,
+) -> Comparison:
+    """Compare two PNG screenshots.
+
+    The canvas is the larger of the two sizes; pixels outside the smaller image count as changed.
+    Masked pixels leave both the changed count and the compared count. The result is "changed"
+    when changed / compared exceeds ``max_diff_ratio``.
+
+    Raises InvalidInput (bad option), InvalidMask, InvalidImage or ImageTooLarge; nothing is
+    decoded before the options and headers have been checked.
+    """
+    options = Options(
+        threshold=check_unit("threshold", threshold),
+        include_aa=bool(include_aa),
+        max_diff_ratio=check_unit("max_diff_ratio", max_diff_ratio),
+        masks=parse_masks(masks),
+    )
+    base_header = png.read_header(base, limits, name="base")
+    png.read_header(candidate, limits, name="candidate")
+
+    if base == candidate:
+        if not png.is_complete(base):
+            raise InvalidImage("base is truncated: the PNG ends before its IEND chunk")
+        width, height = base_header.width, base_header.height
+        masked = union_area(_clipped(options.masks, width, height))
+        return Comparison(
+            changed=False,
+            changed_pixels=0,
+            compared_pixels=width * height - masked,
+            diff_ratio=0.0,
+            width=width,
+            height=height,
+            base_size=Size(width, height),
+            candidate_size=Size(width, height),
+            regions=(),
+            identical=True,
+            fast_path="bytes",
+            antialiased_pixels=0,
+            masked_pixels=masked,
+            options=options,
+        )
+
+    a = png.decode(base, limits, name="base")
+    b = png.decode(candidate, limits, name="candidate")
+    if a.shape[2] != b.shape[2]:
+        a, b = _with_alpha(a), _with_alpha(b)
+    width, height = max(a.shape[1], b.shape[1]), max(a.shape[0], b.shape[0])
+    overlap_w, overlap_h = min(a.shape[1], b.shape[1]), min(a.shape[0], b.shape[0])
+    same_size = a.shape[:2] == b.shape[:2]
+
+    # The label plane is the one record of what each pixel is: size mismatch and masks are
+    # painted first, the classifier skips masked pixels, and the diff image and regions read it.
+    labels = np.zeros((height, width), np.uint8)
+    labels[overlap_h:, :] = _native.LABEL_SIZE
+    labels[:overlap_h, overlap_w:] = _native.LABEL_SIZE
+    clipped = _clipped(options.masks, width, height)
+    for x0, y0, x1, y1 in clipped:
+        labels[y0:y1, x0:x1] = _native.LABEL_MASKED
+    masked = union_area(clipped)
+    changed, darker, aa, subtle, masked_differing = _native.classify(
+        a, b, overlap_w, overlap_h, max_delta(options.threshold), options.include_aa, True, labels
+    )
+    identical = same_size and changed + darker + aa + subtle + masked_differing == 0
+    regions: tuple[Region, ...] = ()
+    if changed + darker > 0 or not same_size:
+        boxes = _native.regions(labels, _FLAGGED, REGION_CELL, REGION_GAP, MAX_REGIONS)
+        regions = tuple(Region(*box) for box in boxes)
+    changed_pixels = sum(r.changed_pixels for r in regions)
+    compared = width * height - masked
+    ratio = changed_pixels / compared if compared else 0.0
+    is_changed = ratio > options.max_diff_ratio
+    return Comparison(
+        changed=is_changed,
+        changed_pixels=changed_pixels,
+        compared_pixels=compared,
+        diff_ratio=ratio,
+        width=width,
+        height=height,
+        base_size=Size(a.shape[1], a.shape[0]),
+        candidate_size=Size(b.shape[1], b.shape[0]),
+        regions=regions,
+        identical=identical,
+        fast_path="pixels" if identical else None,
+        antialiased_pixels=aa,
+        masked_pixels=masked,
+        options=options,
+        diff_png=diffimage.render(labels, b) if is_changed and diff_image else None,
+    )
+
+
+def _with_alpha(pixels: np.ndarray) -> np.ndarray:
+    if pixels.shape[2] == 4:
+        return pixels
+    rgba = np.full(pixels.shape[:2] + (4,), 255, np.uint8)
+    rgba[..., :3] = pixels
+    return rgba
+
+
+def _clipped(masks: tuple[Mask, ...], width: int, height: int) -> list[tuple[int, int, int, int]]:
+    return [box for m in masks if (box := m.clip(width, height)) is not None]
