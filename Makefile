@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_WORKERS ?= auto
 
-.PHONY: install test check bench chromium format clean
+.PHONY: install test check bench chromium format docs clean
 
 install: $(STAMP)
 
@@ -30,6 +30,9 @@ check: install
 format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
+
+docs: install
+	$(PY) scripts/cli_reference.py
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \

@@ -34,8 +34,8 @@ def _read(path: Path, role: str) -> bytes:
 
 
 def diff(
-    base: Annotated[Path, typer.Argument(help="The approved image (PNG).", show_default=False)],
-    candidate: Annotated[Path, typer.Argument(help="The new image (PNG).", show_default=False)],
+    base: Annotated[Path, typer.Argument(help="The approved image.", metavar="BASE.png")],
+    candidate: Annotated[Path, typer.Argument(help="The new image.", metavar="CANDIDATE.png")],
     threshold: Annotated[
         float, typer.Option(help="Per-pixel colour tolerance, 0 (exact) to 1.", min=0, max=1)
     ] = 0.1,
@@ -51,13 +51,17 @@ def diff(
     ] = None,
     max_diff_ratio: Annotated[
         float,
-        typer.Option(help="Changed share of pixels still reported as unchanged, 0 to 1.", min=0, max=1),
+        typer.Option(
+            help="Changed share of pixels still reported as unchanged, 0 to 1.", min=0, max=1
+        ),
     ] = 0.0,
     out: Annotated[
         Path | None,
         typer.Option(help="Write the diff image here when the images differ.", metavar="DIFF.png"),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as one JSON object.")
+    ] = False,
 ) -> None:
     """Compare two screenshots. Exit 0 when unchanged, 1 when changed, 2 on bad input."""
     masks = [_parse_mask(m) for m in mask or []]

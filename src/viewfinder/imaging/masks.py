@@ -65,9 +65,10 @@ def _parse_one(n: int, item: MaskLike) -> Mask:
             raise InvalidMask(f"mask {n}: {field} must be an integer (got {value!r})")
         low = 0 if field in ("x", "y") else 1
         if not low <= value <= MAX_COORD:
-            raise InvalidMask(f"mask {n}: {field} must be between {low} and {MAX_COORD} (got {value})")
+            raise InvalidMask(
+                f"mask {n}: {field} must be between {low} and {MAX_COORD} (got {value})"
+            )
     return Mask(**values)
-
 
 
 def union_area(rects: Iterable[tuple[int, int, int, int]]) -> int:

@@ -26,7 +26,8 @@ def _check(name: str, arr: object) -> np.ndarray:
 def _to_uint8(values: np.ndarray | float) -> np.ndarray:
     """JavaScript's conversion on a store into a Uint8Array: truncate, then wrap modulo 256."""
     arr = np.nan_to_num(np.trunc(np.asarray(values, np.float64)), nan=0, posinf=0, neginf=0)
-    return np.mod(arr, 256).astype(np.uint8)
+    wrapped: np.ndarray = np.mod(arr, 256).astype(np.uint8)
+    return wrapped
 
 
 def pixelmatch(

@@ -2,23 +2,28 @@
 
 Screenshots are almost always 8-bit RGB or RGBA without interlacing; those are inflated with
 zlib-ng and unfiltered by the native module, several times faster than a general decoder.
-Every other kind of PNG (palette, grayscale, 16-bit, interlaced, tRNS) goes to libspng through
-pyspng and comes back as RGBA.
+Every other kind of PNG (palette, grayscale, 16-bit, interlaced) is rare in screenshots and goes
+through Pillow, which applies tRNS transparency (libspng, through pyspng, ignores it).
 """
 
 from __future__ import annotations
 
+import io
 import struct
+import warnings
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
-import pyspng
+from PIL import Image
 from zlib_ng import zlib_ng
 
 from viewfinder.errors import ImageTooLarge, InvalidImage
 from viewfinder.imaging import _native
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# zlib-ng's stub declares its exception class as an instance.
+_InflateError = cast(type[Exception], zlib_ng.error)
 _IEND = b"\x00\x00\x00\x00IEND\xaeB`\x82"
 _ALLOWED_DEPTHS = {0: {1, 2, 4, 8, 16}, 2: {8, 16}, 3: {1, 2, 4, 8}, 4: {8, 16}, 6: {8, 16}}
 
@@ -64,7 +69,7 @@ def read_header(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "im
         raise InvalidImage(f"{name} is {what}; send PNG bytes")
     if len(data) < 33 or data[12:16] != b"IHDR":
         raise InvalidImage(f"{name} is truncated or corrupt: the PNG header chunk is missing")
-    length, = struct.unpack(">I", data[8:12])
+    (length,) = struct.unpack(">I", data[8:12])
     if length != 13 or zlib_ng.crc32(data[12:29]) != struct.unpack(">I", data[29:33])[0]:
         raise InvalidImage(f"{name} is corrupt: the PNG header chunk fails its checksum")
     width, height, depth, ctype, comp, filt, interlace = struct.unpack(">IIBBBBB", data[16:29])
@@ -98,40 +103,72 @@ def decode(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "image")
         pixels = _decode_rgb8(data, header, name)
         if pixels is not None:
             return pixels
+    return _decode_general(data, name)
+
+
+def _decode_general(data: bytes, name: str) -> np.ndarray:
     try:
-        return pyspng.load(data, "RGBA")
-    except Exception as exc:  # libspng reports every failure as a generic exception
-        raise InvalidImage(f"{name} could not be decoded: {exc}; send a valid PNG") from exc
+        with warnings.catch_warnings():
+            # The pixel limit was checked against the header already, with our own limit.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+                image.load()
+                if image.mode in ("I;16", "I;16B", "I"):
+                    return _gray16_to_rgba(image)
+                return np.asarray(image.convert("RGBA"))
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        raise InvalidImage(f"{name} could not be decoded ({exc}); send a valid PNG") from exc
+
+
+def _gray16_to_rgba(image: Image.Image) -> np.ndarray:
+    """16-bit grayscale keeps its high byte (Pillow's own conversion would clip at 255)."""
+    gray16 = np.asarray(image).astype(np.uint32)
+    rgba = np.empty(gray16.shape + (4,), np.uint8)
+    rgba[..., :3] = (gray16 >> 8).astype(np.uint8)[..., None]
+    transparent = image.info.get("transparency")
+    rgba[..., 3] = 255 if transparent is None else np.where(gray16 == transparent, 0, 255)
+    return rgba
 
 
 def _decode_rgb8(data: bytes, header: Header, name: str) -> np.ndarray | None:
     """The fast path. Returns None when the general decoder should judge the file."""
     pieces: list[memoryview] = []
+    transparent: bytes | None = None
     view = memoryview(data)
     pos, end = 33, len(data)
-    while pos + 8 <= end:
-        length, ctype = struct.unpack_from(">I4s", data, pos)
+    complete = False
+    while pos + 12 <= end:
+        length, kind = struct.unpack_from(">I4s", data, pos)
         body_end = pos + 8 + length
         if body_end + 4 > end:
             break
-        if ctype == b"IDAT":
+        if kind == b"IDAT":
             pieces.append(view[pos + 8 : body_end])
-        elif ctype == b"tRNS":
-            return None
-        elif ctype == b"IEND":
+        elif kind == b"tRNS" and header.color_type == 2 and length == 6:
+            transparent = data[pos + 9 : body_end : 2]  # three 16-bit samples; 8-bit values
+        elif kind == b"IEND":
+            complete = True
             break
         pos = body_end + 4
-    else:
-        pos = end
-    if not pieces or pos >= end:
-        raise InvalidImage(f"{name} is truncated: the PNG ends before its image data does")
+    if not pieces or not complete:
+        raise InvalidImage(f"{name} is truncated: the PNG ends before its IEND chunk")
     channels = 3 if header.color_type == 2 else 4
     pixels = np.empty((header.height, header.width, channels), np.uint8)
     try:
-        complete = _inflate_into(pixels, pieces, name)
-    except zlib_ng.error as exc:
+        clean_end = _inflate_into(pixels, pieces, name)
+    except _InflateError as exc:
         raise InvalidImage(f"{name} is corrupt: its image data does not inflate ({exc})") from exc
-    return pixels if complete else None
+    if not clean_end:
+        return None
+    if transparent is not None:
+        # RGB with a tRNS colour: pixels of exactly that colour are fully transparent.
+        rgba = np.empty((header.height, header.width, 4), np.uint8)
+        rgba[..., :3] = pixels
+        rgba[..., 3] = np.where(
+            (pixels == np.frombuffer(transparent, np.uint8)).all(axis=2), 0, 255
+        )
+        return rgba
+    return pixels
 
 
 def _inflate_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bool:
@@ -169,7 +206,9 @@ def _inflate_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bo
 
 
 def _chunk(kind: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib_ng.crc32(kind + body))
+    return (
+        struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib_ng.crc32(kind + body))
+    )
 
 
 def encode_indexed(rows: np.ndarray, palette: bytes, *, level: int = 1) -> bytes:

@@ -1,0 +1,3 @@
+from viewfinder.cli import main
+
+main()

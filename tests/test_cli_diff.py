@@ -1,0 +1,97 @@
+"""`viewfinder diff` as a user runs it: a real process, real files, exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from viewfinder.imaging import decode, png
+
+VIEWFINDER = str(Path(sys.executable).with_name("viewfinder"))
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [VIEWFINDER, "diff", *map(str, args)], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.fixture
+def images(tmp_path: Path) -> tuple[Path, Path]:
+    base = np.full((40, 60, 3), 255, np.uint8)
+    cand = base.copy()
+    cand[10:20, 5:15] = (0, 0, 0)
+    paths = tmp_path / "base.png", tmp_path / "candidate.png"
+    paths[0].write_bytes(png.encode(base))
+    paths[1].write_bytes(png.encode(cand))
+    return paths
+
+
+def test_unchanged_images_exit_zero(images: tuple[Path, Path]) -> None:
+    result = run(images[0], images[0])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("unchanged: 0 of 2,400 pixels differ")
+
+
+def test_changed_images_exit_one_and_write_the_diff(
+    images: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "diff.png"
+    result = run(*images, "--out", out)
+    assert result.returncode == 1, result.stderr
+    assert "changed: 100 of 2,400 pixels differ" in result.stdout
+    assert "region 1: 10x10 at (5, 10), 100 pixels" in result.stdout
+    assert decode(out.read_bytes()).shape[:2] == (40, 60)
+
+
+def test_json_output_has_the_documented_fields(images: tuple[Path, Path]) -> None:
+    result = run(*images, "--json", "--mask", "0,0,10,40", "--threshold", "0.2")
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["changed"] is True
+    assert (data["changed_pixels"], data["compared_pixels"]) == (50, 2000)
+    assert data["diff_ratio"] == pytest.approx(0.025)
+    assert (data["width"], data["height"]) == (60, 40)
+    assert data["base_size"] == data["candidate_size"] == {"width": 60, "height": 40}
+    assert data["regions"] == [{"x": 10, "y": 10, "width": 5, "height": 10, "changed_pixels": 50}]
+    assert data["masks"] == [{"x": 0, "y": 0, "width": 10, "height": 40}]
+    assert data["threshold"] == 0.2
+
+
+def test_max_diff_ratio_turns_a_small_change_into_unchanged(images: tuple[Path, Path]) -> None:
+    assert run(*images, "--max-diff-ratio", "0.05").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.png", "{c}"], "base image missing.png does not exist"),
+        (["{b}", "{dir}"], "is a directory, not a PNG file"),
+        (["{b}", "{text}"], "[invalid_image] candidate is not a PNG file"),
+        (["{b}", "{c}", "--mask", "1,2,3"], "is not X,Y,WIDTH,HEIGHT"),
+        (["{b}", "{c}", "--mask", "0,0,0,4"], "[invalid_mask] mask 1: width must be between 1"),
+        (["{b}", "{c}", "--threshold", "3"], "Invalid value for '--threshold'"),
+        (["{b}"], "Missing argument"),
+    ],
+)
+def test_bad_usage_and_bad_input_exit_two_with_the_reason(
+    images: tuple[Path, Path], tmp_path: Path, args: list[str], message: str
+) -> None:
+    text = tmp_path / "notes.png"
+    text.write_text("hello")
+    fill = {"b": images[0], "c": images[1], "dir": tmp_path, "text": text}
+    result = run(*(a.format(**fill) for a in args))
+    assert result.returncode == 2
+    assert message in " ".join(result.stderr.split()), result.stderr
+    assert result.stdout == ""
+
+
+def test_an_unwritable_diff_path_exits_two(images: tuple[Path, Path], tmp_path: Path) -> None:
+    result = run(*images, "--out", tmp_path / "no" / "such" / "dir" / "d.png")
+    assert result.returncode == 2
+    assert "cannot write the diff image" in result.stderr

@@ -1,0 +1,182 @@
+"""Decoding PNGs: every filter and layout gives the right pixels; bad input gives a clear error."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.pngs import SIGNATURE, chunk, header_only, make_png, random_image
+from viewfinder.errors import ImageTooLarge, InvalidImage
+from viewfinder.imaging import Limits, decode, png, read_header
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(7)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("filters", [[0], [1], [2], [3], [4], [4, 3, 2, 1, 0]])
+def test_every_row_filter_decodes_to_the_original_pixels(
+    rng: np.random.Generator, channels: int, filters: list[int]
+) -> None:
+    pixels = random_image(rng, 9, 13, channels)
+    decoded = decode(make_png(pixels, filters=filters))
+    assert decoded.shape == pixels.shape
+    assert np.array_equal(decoded, pixels)
+
+
+def test_image_data_split_over_many_chunks_decodes(rng: np.random.Generator) -> None:
+    pixels = random_image(rng, 40, 31, 4)
+    assert np.array_equal(decode(make_png(pixels, filters=[4, 1], idat_pieces=50)), pixels)
+
+
+def test_a_large_image_decodes_in_pieces_like_libspng(rng: np.random.Generator) -> None:
+    # Tall enough that rows are inflated and unfiltered in several rounds.
+    pixels = np.repeat(random_image(rng, 1, 700, 3), 2100, axis=0)
+    pixels[::7, ::3] = 17
+    data = make_png(pixels, filters=[4, 2, 1], level=1)
+    assert np.array_equal(decode(data), pixels)
+
+
+def saved(image: Image.Image, **options: object) -> bytes:
+    buf = io.BytesIO()
+    image.save(buf, "PNG", **options)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("mode", ["P", "L", "LA", "RGB", "RGBA"])
+def test_other_png_kinds_decode_to_rgba(rng: np.random.Generator, mode: str) -> None:
+    source = Image.fromarray(random_image(rng, 6, 5, 4), "RGBA")
+    image = source.convert(mode)
+    # Interlaced RGB/RGBA files leave the fast path too.
+    decoded = decode(saved(image, interlace=mode in ("RGB", "RGBA")))
+    assert decoded.shape[:2] == (6, 5)
+    expected = np.asarray(image.convert("RGBA"))
+    assert np.array_equal(decoded if decoded.shape[2] == 4 else _rgba(decoded), expected)
+
+
+def _rgba(rgb: np.ndarray) -> np.ndarray:
+    return np.dstack([rgb, np.full(rgb.shape[:2], 255, np.uint8)])
+
+
+def test_sixteen_bit_grayscale_keeps_the_high_byte() -> None:
+    gray = np.array([[0, 0x1234, 0xFFFF]], np.uint16)
+    decoded = decode(saved(Image.fromarray(gray)))
+    assert decoded[0, :, 0].tolist() == [0, 0x12, 0xFF]
+    assert decoded[0, :, 3].tolist() == [255, 255, 255]
+
+
+def test_rgb_with_a_transparent_colour_decodes_with_alpha(rng: np.random.Generator) -> None:
+    pixels = random_image(rng, 4, 4, 3)
+    pixels[0, 0] = (1, 2, 3)
+    data = make_png(pixels, extra_chunks=((b"tRNS", struct.pack(">HHH", 1, 2, 3)),))
+    decoded = decode(data)
+    assert decoded.shape == (4, 4, 4)
+    assert decoded[0, 0].tolist() == [1, 2, 3, 0]
+
+
+def test_header_is_read_without_decoding() -> None:
+    header = read_header(header_only(640, 480))
+    assert (header.width, header.height, header.bit_depth, header.color_type) == (640, 480, 8, 6)
+
+
+# ---- refusals ---------------------------------------------------------------------------------
+
+
+def refused(
+    data: bytes, match: str, *, error: type[Exception] = InvalidImage, **limits: int
+) -> None:
+    with pytest.raises(error, match=match) as info:
+        decode(data, Limits(**limits) if limits else png.DEFAULT_LIMITS, name="base")
+    assert str(info.value).startswith("base ")
+
+
+def test_empty_data_is_refused() -> None:
+    refused(b"", "base is empty")
+
+
+def test_data_that_is_not_a_png_is_refused() -> None:
+    refused(b"GIF89a" + b"\x00" * 40, "not a PNG file")
+
+
+def test_a_jpeg_is_refused_as_not_a_png() -> None:
+    buf = io.BytesIO()
+    Image.new("RGB", (4, 4)).save(buf, "JPEG")
+    refused(buf.getvalue(), "not a PNG file")
+
+
+@pytest.mark.parametrize("keep", [8, 20, 40, 60, -30, -12, -1])
+def test_truncated_data_is_refused(rng: np.random.Generator, keep: int) -> None:
+    data = make_png(random_image(rng, 30, 30, 4), filters=[1])
+    refused(data[:keep], "truncated")
+
+
+def test_a_header_with_a_bad_checksum_is_refused(rng: np.random.Generator) -> None:
+    data = bytearray(make_png(random_image(rng, 3, 3, 4)))
+    data[20] ^= 0x40  # inside the IHDR body
+    refused(bytes(data), "fails its checksum")
+
+
+def test_corrupt_image_data_is_refused(rng: np.random.Generator) -> None:
+    pixels = random_image(rng, 20, 20, 3)
+    raw = zlib.compress(bytes([0] + [5] * 60) * 20)
+    damaged = bytearray(raw)
+    damaged[len(damaged) // 2] ^= 0xFF
+    ihdr = struct.pack(">IIBBBBB", 20, 20, 8, 2, 0, 0, 0)
+    data = SIGNATURE + chunk(b"IHDR", ihdr) + chunk(b"IDAT", bytes(damaged)) + chunk(b"IEND", b"")
+    del pixels
+    refused(data, "corrupt")
+
+
+def test_an_unknown_row_filter_is_refused() -> None:
+    raw = zlib.compress(bytes([0] + [1] * 12) + bytes([9] + [1] * 12))
+    ihdr = struct.pack(">IIBBBBB", 4, 2, 8, 2, 0, 0, 0)
+    data = SIGNATURE + chunk(b"IHDR", ihdr) + chunk(b"IDAT", raw) + chunk(b"IEND", b"")
+    refused(data, "row 1 has an unknown filter")
+
+
+def test_image_data_shorter_than_the_header_claims_is_refused() -> None:
+    refused(header_only(50, 50), r"ends after 0 of 50 rows")
+
+
+def test_a_zero_sized_image_is_refused() -> None:
+    refused(header_only(0, 10), "has no pixels")
+
+
+def test_an_invalid_colour_type_is_refused() -> None:
+    refused(header_only(4, 4, ctype=5), "invalid PNG colour type 5")
+
+
+def test_a_file_over_the_byte_limit_is_refused_before_decoding(rng: np.random.Generator) -> None:
+    data = make_png(random_image(rng, 40, 40, 4))
+    refused(data, r"over the 0\.0 MB limit", error=ImageTooLarge, max_bytes=1000)
+
+
+def test_a_decompression_bomb_is_refused_from_its_header() -> None:
+    # 30000 x 30000 declared in a file of about a hundred bytes.
+    refused(
+        header_only(30000, 30000),
+        "900,000,000 pixels, over the 100,000,000-pixel limit",
+        error=ImageTooLarge,
+    )
+
+
+def test_the_pixel_limit_is_configurable(rng: np.random.Generator) -> None:
+    data = make_png(random_image(rng, 10, 10, 4))
+    refused(data, "100 pixels, over the 99-pixel limit", error=ImageTooLarge, max_pixels=99)
+    assert decode(data, Limits(max_pixels=100)).shape == (10, 10, 4)
+
+
+def test_a_palette_with_transparency_decodes_with_alpha() -> None:
+    image = Image.new("P", (3, 1))
+    image.putpalette([255, 0, 0, 0, 255, 0, 0, 0, 255])
+    image.putdata([0, 1, 2])
+    buf = io.BytesIO()
+    image.save(buf, "PNG", transparency=bytes([255, 128, 0]))
+    assert decode(buf.getvalue())[0, :, 3].tolist() == [255, 128, 0]
