@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 from scripts.cli_reference import README, rendered
 
 
 def test_the_readme_cli_reference_matches_the_commands_help() -> None:
     current = README.read_text()
     assert rendered(current) == current, "the CLI reference is stale: run `make docs`"
+
+
+def test_the_readme_example_output_is_what_the_command_prints(tmp_path: Path) -> None:
+    readme = README.read_text()
+    expected = re.search(r"```text\n(changed: .*?)```", readme, re.S)
+    assert expected, "the README's example output block is missing"
+    exe = Path(sys.executable).with_name("viewfinder")
+    examples = README.parent / "docs" / "examples"
+    out = tmp_path / "diff.png"
+    run = subprocess.run(
+        [exe, "diff", examples / "before.png", examples / "after.png", "--out", out],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 1
+    assert run.stdout.replace(str(out), "diff.png") == expected.group(1)
