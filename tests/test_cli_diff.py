@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.pngs import header_only
 from viewfinder.imaging import decode, png
 
 VIEWFINDER = str(Path(sys.executable).with_name("viewfinder"))
@@ -95,3 +97,21 @@ def test_an_unwritable_diff_path_exits_two(images: tuple[Path, Path], tmp_path: 
     result = run(*images, "--out", tmp_path / "no" / "such" / "dir" / "d.png")
     assert result.returncode == 2
     assert "cannot write the diff image" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda data: data[: len(data) // 2], "[invalid_image] candidate is truncated"),
+        (lambda data: header_only(30000, 30000), "[image_too_large] candidate is 30000x30000"),
+        (lambda data: b"", "[invalid_image] candidate is empty"),
+    ],
+)
+def test_broken_and_oversized_images_exit_two(
+    images: tuple[Path, Path], tmp_path: Path, make: Callable[[bytes], bytes], message: str
+) -> None:
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(make(images[1].read_bytes()))
+    result = run(images[0], bad)
+    assert result.returncode == 2
+    assert message in result.stderr

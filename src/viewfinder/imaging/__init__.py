@@ -5,6 +5,7 @@ results out.
 """
 
 from viewfinder.imaging.compare import Comparison, Options, Region, Size, compare
+from viewfinder.imaging.crops import RegionCrop, crop_regions
 from viewfinder.imaging.masks import Mask, parse_masks
 from viewfinder.imaging.pixelmatch import pixelmatch
 from viewfinder.imaging.png import DEFAULT_LIMITS, Limits, decode, read_header
@@ -16,8 +17,10 @@ __all__ = [
     "Mask",
     "Options",
     "Region",
+    "RegionCrop",
     "Size",
     "compare",
+    "crop_regions",
     "decode",
     "parse_masks",
     "pixelmatch",

@@ -170,7 +170,7 @@ def compare(
     a = png.decode(base, limits, name="base")
     b = png.decode(candidate, limits, name="candidate")
     if a.shape[2] != b.shape[2]:
-        a, b = _with_alpha(a), _with_alpha(b)
+        a, b = png.to_rgba(a), png.to_rgba(b)
     width, height = max(a.shape[1], b.shape[1]), max(a.shape[0], b.shape[0])
     overlap_w, overlap_h = min(a.shape[1], b.shape[1]), min(a.shape[0], b.shape[0])
     same_size = a.shape[:2] == b.shape[:2]
@@ -213,14 +213,6 @@ def compare(
         options=options,
         diff_png=diffimage.render(labels, b) if is_changed and diff_image else None,
     )
-
-
-def _with_alpha(pixels: np.ndarray) -> np.ndarray:
-    if pixels.shape[2] == 4:
-        return pixels
-    rgba = np.full(pixels.shape[:2] + (4,), 255, np.uint8)
-    rgba[..., :3] = pixels
-    return rgba
 
 
 def _clipped(masks: tuple[Mask, ...], width: int, height: int) -> list[tuple[int, int, int, int]]:

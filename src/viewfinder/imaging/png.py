@@ -205,6 +205,16 @@ def _inflate_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bo
     return inflater.eof
 
 
+def to_rgba(pixels: np.ndarray) -> np.ndarray:
+    """The pixels with an alpha channel: decode() leaves opaque RGB images at 3 channels."""
+    if pixels.shape[2] == 4:
+        return pixels
+    rgba = np.empty(pixels.shape[:2] + (4,), np.uint8)
+    rgba[..., :3] = pixels
+    rgba[..., 3] = 255
+    return rgba
+
+
 def _chunk(kind: bytes, body: bytes) -> bytes:
     return (
         struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib_ng.crc32(kind + body))
