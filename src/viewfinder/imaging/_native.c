@@ -114,6 +114,23 @@ ALWAYS_INLINE double brightness_delta(rgba_t c, rgba_t n, Py_ssize_t k, int chec
     return dr * 0.29889531 + dg * 0.58662247 + db * 0.11448223;
 }
 
+/* Neighbours in pixelmatch's scan order: column by column, top to bottom within a column. */
+static const int NEIGHBOUR_DX[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
+static const int NEIGHBOUR_DY[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
+
+ALWAYS_INLINE int is_interior(Py_ssize_t x, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h) {
+    return x > 0 && y > 0 && x < w - 1 && y < h - 1;
+}
+
+ALWAYS_INLINE uint32_t u32_at(const uint8_t *p, const int ch) {
+    if (ch == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
+}
+
 /*
  * True when the pixel has three or more identical neighbours (edges count as one). Answers are
  * memoised: on anti-aliasing-heavy pairs the same flat pixels are asked about many times.
@@ -123,21 +140,29 @@ ALWAYS_INLINE int has_many_siblings(const image_t *im, Py_ssize_t x1, Py_ssize_t
     uint8_t *memo = im->siblings ? &im->siblings[y1 * w + x1] : NULL;
     if (memo && *memo) return *memo - 1;
     int found = 0;
-    Py_ssize_t x0 = x1 > 0 ? x1 - 1 : 0, y0 = y1 > 0 ? y1 - 1 : 0;
-    Py_ssize_t x2 = x1 < w - 1 ? x1 + 1 : w - 1, y2 = y1 < h - 1 ? y1 + 1 : h - 1;
-    uint32_t v = load_u32(im, x1, y1, ch);
-    int zeroes = (x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2) ? 1 : 0;
-    for (Py_ssize_t x = x0; x <= x2; x++) {
-        for (Py_ssize_t y = y0; y <= y2; y++) {
-            if (x == x1 && y == y1) continue;
-            zeroes += load_u32(im, x, y, ch) == v;
-            if (zeroes > 2) {
-                found = 1;
-                goto done;
+    const uint8_t *p = im->data + y1 * im->stride + x1 * ch;
+    uint32_t v = u32_at(p, ch);
+    if (is_interior(x1, y1, w, h)) {
+        /* Inside the image the count needs no bounds and no early exit. */
+        int same = 0;
+        for (int n = 0; n < 8; n++)
+            same += u32_at(p + NEIGHBOUR_DY[n] * im->stride + NEIGHBOUR_DX[n] * ch, ch) == v;
+        found = same > 2;
+    } else {
+        Py_ssize_t x0 = x1 > 0 ? x1 - 1 : 0, y0 = y1 > 0 ? y1 - 1 : 0;
+        Py_ssize_t x2 = x1 < w - 1 ? x1 + 1 : w - 1, y2 = y1 < h - 1 ? y1 + 1 : h - 1;
+        int zeroes = 1; /* on the edge */
+        for (Py_ssize_t x = x0; x <= x2 && !found; x++) {
+            for (Py_ssize_t y = y0; y <= y2; y++) {
+                if (x == x1 && y == y1) continue;
+                zeroes += load_u32(im, x, y, ch) == v;
+                if (zeroes > 2) {
+                    found = 1;
+                    break;
+                }
             }
         }
     }
-done:
     if (memo) *memo = (uint8_t)(found + 1);
     return found;
 }
@@ -145,33 +170,56 @@ done:
 /*
  * Anti-aliasing test of pixel (x1, y1) of `im` (Vysniauskas 2009, as pixelmatch): the pixel sits
  * between a darker and a brighter neighbour, and one of those extremes is a flat area in both
- * images. The neighbour scan runs column by column and the first strict extreme wins, as in
- * pixelmatch, because ties decide which extreme is examined.
+ * images. Neighbours are visited in pixelmatch's order and the first strict extreme wins,
+ * because ties decide which extreme is examined.
  */
 ALWAYS_INLINE int antialiased(const image_t *im, const image_t *a, const image_t *b,
                               Py_ssize_t x1, Py_ssize_t y1, Py_ssize_t w, Py_ssize_t h,
                               int checkerboard, const int ch) {
-    Py_ssize_t x0 = x1 > 0 ? x1 - 1 : 0, y0 = y1 > 0 ? y1 - 1 : 0;
-    Py_ssize_t x2 = x1 < w - 1 ? x1 + 1 : w - 1, y2 = y1 < h - 1 ? y1 + 1 : h - 1;
     Py_ssize_t k = (y1 * w + x1) * 4;
     rgba_t c = load_rgba(im, x1, y1, ch);
-    int zeroes = (x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2) ? 1 : 0;
     double min = 0, max = 0;
     Py_ssize_t min_x = 0, min_y = 0, max_x = 0, max_y = 0;
-    for (Py_ssize_t x = x0; x <= x2; x++) {
-        for (Py_ssize_t y = y0; y <= y2; y++) {
-            if (x == x1 && y == y1) continue;
-            double delta = brightness_delta(c, load_rgba(im, x, y, ch), k, checkerboard);
+    if (is_interior(x1, y1, w, h)) {
+        const uint8_t *p = im->data + y1 * im->stride + x1 * ch;
+        int zeroes = 0, min_n = 0, max_n = 0;
+        for (int n = 0; n < 8; n++) {
+            const uint8_t *q = p + NEIGHBOUR_DY[n] * im->stride + NEIGHBOUR_DX[n] * ch;
+            rgba_t nb = {q[0], q[1], q[2], ch == 4 ? q[3] : 255};
+            double delta = brightness_delta(c, nb, k, checkerboard);
             if (delta == 0) {
                 if (++zeroes > 2) return 0;
             } else if (delta < min) {
                 min = delta;
-                min_x = x;
-                min_y = y;
+                min_n = n;
             } else if (delta > max) {
                 max = delta;
-                max_x = x;
-                max_y = y;
+                max_n = n;
+            }
+        }
+        min_x = x1 + NEIGHBOUR_DX[min_n];
+        min_y = y1 + NEIGHBOUR_DY[min_n];
+        max_x = x1 + NEIGHBOUR_DX[max_n];
+        max_y = y1 + NEIGHBOUR_DY[max_n];
+    } else {
+        Py_ssize_t x0 = x1 > 0 ? x1 - 1 : 0, y0 = y1 > 0 ? y1 - 1 : 0;
+        Py_ssize_t x2 = x1 < w - 1 ? x1 + 1 : w - 1, y2 = y1 < h - 1 ? y1 + 1 : h - 1;
+        int zeroes = 1; /* on the edge */
+        for (Py_ssize_t x = x0; x <= x2; x++) {
+            for (Py_ssize_t y = y0; y <= y2; y++) {
+                if (x == x1 && y == y1) continue;
+                double delta = brightness_delta(c, load_rgba(im, x, y, ch), k, checkerboard);
+                if (delta == 0) {
+                    if (++zeroes > 2) return 0;
+                } else if (delta < min) {
+                    min = delta;
+                    min_x = x;
+                    min_y = y;
+                } else if (delta > max) {
+                    max = delta;
+                    max_x = x;
+                    max_y = y;
+                }
             }
         }
     }
