@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_WORKERS ?= auto
+PEERS := bench/.peers
+PEERS_STAMP := $(PEERS)/node_modules/.package.json
 
 .PHONY: install test check bench chromium format docs clean
 
@@ -39,10 +41,17 @@ chromium:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-dejavu-core fonts-liberation; }
 
-bench: install chromium
+bench: install chromium $(PEERS_STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
-	npm install --silent --no-audit --no-fund --prefix bench/.peers ./bench/peers
 	$(PY) -m bench.engine
 
+# The pinned peers go into an ignored folder. The stamp is a copy of the package.json they were
+# installed from, kept inside node_modules: a changed pin or a deleted node_modules reinstalls.
+$(PEERS_STAMP): bench/peers/package.json
+	mkdir -p $(PEERS)
+	cp bench/peers/package.json $(PEERS)/package.json
+	npm install --no-audit --no-fund --loglevel=error --prefix $(PEERS)
+	cp bench/peers/package.json $@
+
 clean:
-	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.peers
+	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.peers bench/.results

@@ -170,11 +170,15 @@ def render_base(browser: Browser, base: Base) -> list[Pair]:
         png = shoot(browser, page_html(base.page, variant), base.width, height, base.scale)
         candidate = f"{base.slug}-{variant}.png"
         (CORPUS / candidate).write_bytes(png)
-        check = identical_check(CORPUS / shot, CORPUS / candidate) if variant == "identical" else None
+        check = (
+            identical_check(CORPUS / shot, CORPUS / candidate) if variant == "identical" else None
+        )
         if check == "DIFFERENT":
             log(f"corpus: WARNING {base.name}: two renders of the same page differ")
         pairs.append(
-            Pair(f"{base.name}/{variant}", base.page.name, base.size, variant, shot, candidate, check)
+            Pair(
+                f"{base.name}/{variant}", base.page.name, base.size, variant, shot, candidate, check
+            )
         )
     return pairs
 

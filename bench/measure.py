@@ -64,8 +64,9 @@ def time_rounds(runner: Runner, pairs: list[Pair], rounds: int, seed: int) -> li
     # Round 0 is a warm-up, not recorded: page cache, node's JIT, first-call costs everywhere.
     for round_no in range(rounds + 1):
         log(f"engine: {'warm-up round' if round_no == 0 else f'round {round_no}/{rounds}'}")
-        for sample in samples:
-            # A fresh tool order per pair and round spreads the VM's slow spells over all tools.
+        # Fresh pair and tool orders every round, so that a slow spell of the VM (or another job
+        # on it) lands on different pairs and tools each time instead of on the same one.
+        for sample in rng.sample(samples, len(samples)):
             order = list(TOOLS)
             rng.shuffle(order)
             for tool in order:

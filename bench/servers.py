@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 ROOT = Path(__file__).resolve().parent
 PEERS = ROOT / ".peers"
@@ -91,7 +91,7 @@ class LineServer:
             self.proc.kill()
             self.proc.wait()
 
-    def __enter__(self) -> LineServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -105,9 +105,7 @@ class Odiff(LineServer):
         super().__init__([str(odiff_binary(peers)), "--server"], "odiff --server")
         self._next_id = 0
 
-    def compare(
-        self, base: Path, candidate: Path, output: Path, *, antialiasing: bool
-    ) -> Outcome:
+    def compare(self, base: Path, candidate: Path, output: Path, *, antialiasing: bool) -> Outcome:
         self._next_id += 1
         payload = {
             "requestId": self._next_id,
