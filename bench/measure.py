@@ -14,6 +14,10 @@ from pathlib import Path
 from bench.corpus import Pair, log
 from bench.servers import Odiff, Outcome, Pixelmatch
 from viewfinder.imaging import compare
+from viewfinder.runtime import tune_allocator
+
+# Every viewfinder process (CLI, server, worker) tunes the allocator at start; so does this one.
+tune_allocator()
 
 TOOLS = ("viewfinder", "odiff", "odiff_noaa", "pixelmatch")
 
@@ -93,6 +97,9 @@ _VIEWFINDER_PROBE = """
 import json, resource, sys
 from pathlib import Path
 from viewfinder.imaging import compare
+from viewfinder.runtime import tune_allocator
+
+tune_allocator()
 
 def hwm():
     with open("/proc/self/status") as status:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from viewfinder.errors import InvalidInput, InvalidMask
 from viewfinder.imaging import compare, decode, pixelmatch, png
 from viewfinder.imaging.diffimage import CHANGED_RGB, MASKED_RGB, SIZE_RGB
+from viewfinder.runtime import tune_allocator
 
 settings.register_profile("default", max_examples=60, deadline=None)
 settings.load_profile("default")
@@ -293,3 +294,11 @@ def test_identical_truncated_inputs_are_refused() -> None:
     data = encode(flat(8, 8))[:-6]
     with pytest.raises(InvalidInput, match="base is truncated"):
         compare(data, data)
+
+
+def test_the_allocator_tuning_applies_on_glibc_and_changes_no_result() -> None:
+    base, cand = flat(30, 30), flat(30, 30)
+    cand[3:7, 3:7] = (0, 0, 0)
+    before = compare(encode(base), encode(cand)).to_dict()
+    assert tune_allocator() is True  # this project's machines run glibc
+    assert compare(encode(base), encode(cand)).to_dict() == before

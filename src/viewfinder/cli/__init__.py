@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from viewfinder.cli import diff
+from viewfinder.runtime import tune_allocator
 
 app = typer.Typer(
     name="viewfinder",
@@ -23,4 +24,5 @@ def _root() -> None:
 
 
 def main() -> None:
+    tune_allocator()
     app()
