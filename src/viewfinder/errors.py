@@ -8,6 +8,7 @@ a tool error whose text starts with ``[code]``, the CLI to a message on stderr a
     │   ├── InvalidImage            invalid_image   not a PNG we can read, truncated, corrupt
     │   │   └── ImageTooLarge       image_too_large over a byte or pixel limit
     │   └── InvalidMask             invalid_mask    a mask rectangle out of range
+    ├── Unauthenticated             unauthenticated no key, or an unknown or revoked one
     ├── NotFound                    not_found       no such object in the caller's project
     ├── Forbidden                   forbidden       the key lacks the role
     ├── Conflict                    conflict        the state changed; retry after a fresh read
@@ -42,6 +43,10 @@ class ImageTooLarge(InvalidImage):
 
 class InvalidMask(InvalidInput):
     code = "invalid_mask"
+
+
+class Unauthenticated(ViewfinderError):
+    code = "unauthenticated"
 
 
 class NotFound(ViewfinderError):

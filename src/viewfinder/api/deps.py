@@ -1,0 +1,64 @@
+"""Request plumbing shared by the routes: the Env, the caller's Actor, bounded request bodies,
+and running blocking service calls off the event loop."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from fastapi import Depends, Request
+
+from viewfinder.errors import ImageTooLarge, InvalidInput
+from viewfinder.services import projects
+from viewfinder.services.env import Actor, Env
+
+T = TypeVar("T")
+
+
+def get_env(request: Request) -> Env:
+    env: Env = request.app.state.env
+    return env
+
+
+def bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return request.headers.get("x-api-key")
+
+
+async def get_actor(request: Request, env: Annotated[Env, Depends(get_env)]) -> Actor:
+    return await call(projects.authenticate, env, bearer(request))
+
+
+async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a (blocking) service function in the thread pool."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused once it passes ``limit`` bytes (before it is all read)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ImageTooLarge(
+            f"the upload is {int(declared):,} bytes; at most {limit:,} are accepted"
+        )
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ImageTooLarge(
+                f"the upload is over {limit:,} bytes; at most {limit:,} are accepted"
+            )
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    if not data:
+        raise InvalidInput("the request body is empty: send the image bytes as the body")
+    return data
+
+
+EnvDep = Annotated[Env, Depends(get_env)]
+ActorDep = Annotated[Actor, Depends(get_actor)]

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from viewfinder.api.deps import ActorDep, EnvDep, call, read_body
+from viewfinder.services import builds, reviews
+from viewfinder.services.records import (
+    AcceptBuildResult,
+    BuildDetail,
+    BuildRecord,
+    Page,
+    StoryList,
+    StoryRecord,
+)
+
+router = APIRouter(tags=["builds"])
+
+
+class NewBuild(BaseModel):
+    commit_sha: str = Field(description="The commit the screenshots were taken of.")
+    branch: str | None = None
+    repo: str | None = Field(None, description="owner/name; needed with pr_number.")
+    pr_number: int | None = None
+
+
+@router.post("/builds", status_code=201)
+async def create_build(body: NewBuild, env: EnvDep, actor: ActorDep) -> BuildRecord:
+    """Open a build; upload its stories, then finalize it."""
+    return await call(builds.create_build, env, actor, **body.model_dump())
+
+
+@router.get("/builds")
+async def list_builds(
+    env: EnvDep,
+    actor: ActorDep,
+    limit: Annotated[int | None, Query(ge=1, le=100)] = None,
+    cursor: str | None = None,
+) -> Page[BuildRecord]:
+    """Builds, newest first (20 per page by default, at most 100)."""
+    return await call(builds.list_builds, env, actor, limit=limit, cursor=cursor)
+
+
+@router.get("/build")
+async def find_build(
+    env: EnvDep,
+    actor: ActorDep,
+    build_id: str | None = None,
+    commit_sha: str | None = None,
+    pr_number: int | None = None,
+    limit: Annotated[int | None, Query(ge=1, le=100)] = None,
+) -> BuildDetail:
+    """A build selected by exactly one of build_id, commit_sha and pr_number."""
+    return await call(
+        builds.get_build,
+        env,
+        actor,
+        build_id=build_id,
+        commit_sha=commit_sha,
+        pr_number=pr_number,
+        limit=limit,
+    )
+
+
+@router.get("/builds/{build_id}")
+async def get_build(
+    build_id: str,
+    env: EnvDep,
+    actor: ActorDep,
+    limit: Annotated[int | None, Query(ge=1, le=100)] = None,
+) -> BuildDetail:
+    return await call(builds.get_build, env, actor, build_id=build_id, limit=limit)
+
+
+@router.put("/builds/{build_id}/stories", status_code=201)
+async def upload_story(
+    build_id: str,
+    request: Request,
+    env: EnvDep,
+    actor: ActorDep,
+    name: Annotated[str, Query(description="The story's name, e.g. checkout/empty-cart.")],
+    variant: Annotated[str | None, Query(description="Viewport WIDTHxHEIGHT.")] = None,
+) -> StoryRecord:
+    """Upload one story's PNG (the request body) and request its comparison."""
+    data = await read_body(request, env.settings.max_image_bytes)
+    return await call(builds.add_story, env, actor, build_id, name=name, variant=variant, data=data)
+
+
+@router.post("/builds/{build_id}/finalize")
+async def finalize_build(build_id: str, env: EnvDep, actor: ActorDep) -> BuildRecord:
+    """No more uploads: baselines without a story are reported removed."""
+    return await call(builds.finalize_build, env, actor, build_id)
+
+
+@router.get("/builds/{build_id}/stories")
+async def list_build_stories(
+    build_id: str,
+    env: EnvDep,
+    actor: ActorDep,
+    state: Literal["changed", "new", "removed", "failed", "unchanged", "pending"] = "changed",
+    cursor: str | None = None,
+    limit: Annotated[int | None, Query(ge=1, le=100)] = None,
+) -> StoryList:
+    return await call(
+        builds.list_build_stories, env, actor, build_id, state=state, cursor=cursor, limit=limit
+    )
+
+
+@router.post("/builds/{build_id}/accept")
+async def accept_build(build_id: str, env: EnvDep, actor: ActorDep) -> AcceptBuildResult:
+    """Accept every pending change, or nothing while a story has an open comment thread."""
+    return await call(reviews.accept_build, env, actor, build_id=build_id)
+
+
+@router.get("/stories/{story_id}")
+async def get_story(story_id: str, env: EnvDep, actor: ActorDep) -> StoryRecord:
+    return await call(builds.get_story, env, actor, story_id)

@@ -1,0 +1,173 @@
+"""Pushed images, contexts, baselines, PRs: the delivery side (the Miseru flow)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from viewfinder.api.deps import ActorDep, EnvDep, call, read_body
+from viewfinder.imaging.masks import MAX_MASKS
+from viewfinder.services import baselines, comparisons, contexts, images, prs, pushes
+from viewfinder.services.records import (
+    BaselineRecord,
+    Changeset,
+    CloseResult,
+    ContextRecord,
+    DiffRecord,
+    ImageRecord,
+    Page,
+    PushResult,
+)
+
+router = APIRouter(tags=["delivery"])
+
+
+@router.post("/images", status_code=201)
+async def push(
+    request: Request,
+    env: EnvDep,
+    actor: ActorDep,
+    name: Annotated[str, Query(description="Logical name, e.g. home or checkout@mobile.")],
+    context_key: Annotated[str | None, Query(description="owner/repo#N or any label.")] = None,
+    context_type: Literal["github_pr", "manual"] | None = None,
+    context_label: str | None = None,
+    pr_number: int | None = None,
+    repo: str | None = None,
+    commit_sha: str | None = None,
+    viewport: Annotated[str | None, Query(description="WIDTHxHEIGHT, e.g. 1280x800.")] = None,
+    tags: Annotated[list[str] | None, Query()] = None,
+    compare: bool = False,
+    max_diff_ratio: Annotated[float, Query(ge=0, le=1)] = 0.0,
+    mask: Annotated[
+        list[str] | None,
+        Query(description=f"x,y,width,height in image pixels; up to {MAX_MASKS}."),
+    ] = None,
+    wait: Annotated[float, Query(ge=0, le=30, description="Seconds to wait for compare.")] = 30,
+) -> PushResult:
+    """Push one screenshot (the request body: PNG, JPEG or WebP) into a context."""
+    data = await read_body(request, env.settings.push_max_bytes)
+    return await call(
+        pushes.push,
+        env,
+        actor,
+        data,
+        name=name,
+        context_key=context_key,
+        context_type=context_type,
+        context_label=context_label,
+        pr_number=pr_number,
+        repo=repo,
+        commit_sha=commit_sha,
+        viewport=viewport,
+        tags=tags or [],
+        compare=compare,
+        max_diff_ratio=max_diff_ratio,
+        masks=[_mask(m) for m in mask or []],
+        wait_seconds=wait,
+    )
+
+
+def _mask(text: str) -> list[int] | str:
+    parts = text.split(",")
+    try:
+        return [int(p) for p in parts] if len(parts) == 4 else text
+    except ValueError:
+        return text
+
+
+@router.get("/images/{image_id}")
+async def get_image(image_id: str, env: EnvDep, actor: ActorDep) -> ImageRecord:
+    return await call(images.get_image, env, actor, image_id)
+
+
+class NoDiff(BaseModel):
+    image_id: str
+    state: Literal["none"] = "none"
+
+
+@router.get("/images/{image_id}/diff")
+async def image_diff(image_id: str, env: EnvDep, actor: ActorDep) -> DiffRecord | NoDiff:
+    """The newest comparison of a pushed image (state none when it was never compared)."""
+    found = await call(comparisons.latest_for_image, env, actor, image_id)
+    return found if found is not None else NoDiff(image_id=image_id)
+
+
+@router.post("/images/{image_id}/expire")
+async def expire_image(image_id: str, env: EnvDep, actor: ActorDep) -> ImageRecord:
+    return await call(images.expire_image, env, actor, image_id)
+
+
+@router.get("/contexts")
+async def list_contexts(
+    env: EnvDep, actor: ActorDep, status: Literal["open", "closed"] | None = None
+) -> list[ContextRecord]:
+    return await call(contexts.list_contexts, env, actor, status=status)
+
+
+class CloseBody(BaseModel):
+    context_key: str | None = None
+    context_type: Literal["github_pr", "manual"] | None = None
+    pr_number: int | None = None
+    repo: str | None = None
+    reason: Literal["merged", "closed", "manual"] = Field(
+        "manual", description="merged promotes the PR's baselines; closed/manual discard them."
+    )
+
+
+@router.post("/contexts/close")
+async def close_context(body: CloseBody, env: EnvDep, actor: ActorDep) -> CloseResult:
+    return await call(contexts.close_context, env, actor, **body.model_dump())
+
+
+@router.get("/baselines")
+async def list_baselines(
+    env: EnvDep,
+    actor: ActorDep,
+    cursor: str | None = None,
+    limit: Annotated[int | None, Query(ge=1, le=200)] = None,
+    name: str | None = None,
+    history: bool = False,
+) -> Page[BaselineRecord]:
+    return await call(
+        baselines.list_baselines,
+        env,
+        actor,
+        cursor=cursor,
+        limit=limit,
+        name=name,
+        history=history,
+    )
+
+
+@router.delete("/baselines/{baseline_id}")
+async def delete_baseline(baseline_id: str, env: EnvDep, actor: ActorDep) -> BaselineRecord:
+    return await call(baselines.delete_baseline, env, actor, baseline_id)
+
+
+@router.get("/prs/{owner}/{name}/{pr_number}/changeset")
+async def changeset(
+    owner: str,
+    name: str,
+    pr_number: int,
+    env: EnvDep,
+    actor: ActorDep,
+    limit: Annotated[int | None, Query(ge=1, le=100)] = None,
+) -> Changeset:
+    return await call(
+        prs.get_pr_changeset, env, actor, pr_number=pr_number, repo=f"{owner}/{name}", limit=limit
+    )
+
+
+class Markdown(BaseModel):
+    markdown: str
+
+
+@router.get("/prs/{owner}/{name}/{pr_number}/comment")
+async def pr_comment(
+    owner: str, name: str, pr_number: int, env: EnvDep, actor: ActorDep
+) -> Markdown:
+    """One comment body for every screenshot of the PR."""
+    text = await call(prs.pr_comment, env, actor, pr_number=pr_number, repo=f"{owner}/{name}")
+    return Markdown(markdown=text)

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, Field
+
+from viewfinder.api.deps import ActorDep, EnvDep, call
+from viewfinder.services import comparisons, renders, reviews, threads
+from viewfinder.services.records import ApproveResult, DiffRecord, ReviewResult, ThreadRecord
+
+router = APIRouter(tags=["diffs"])
+
+
+@router.get("/diffs/{diff_id}")
+async def get_diff(diff_id: str, env: EnvDep, actor: ActorDep) -> DiffRecord:
+    return await call(comparisons.get_diff, env, actor, diff_id)
+
+
+class ReviewBody(BaseModel):
+    decision: Literal["accept", "deny", "ignore"]
+
+
+@router.post("/diffs/{diff_id}/review")
+async def review_diff(diff_id: str, body: ReviewBody, env: EnvDep, actor: ActorDep) -> ReviewResult:
+    return await call(reviews.review_diff, env, actor, diff_id, body.decision)
+
+
+@router.post("/diffs/{diff_id}/approve")
+async def approve_diff(diff_id: str, env: EnvDep, actor: ActorDep) -> ApproveResult:
+    """Make the candidate the baseline it was compared with (needs the approve role)."""
+    return await call(reviews.approve_diff, env, actor, diff_id)
+
+
+PNG: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"image/png": {}}, "description": "A PNG image."}
+}
+
+
+@router.get("/diffs/{diff_id}/image", responses=PNG, response_class=Response)
+async def diff_image(
+    diff_id: str,
+    env: EnvDep,
+    actor: ActorDep,
+    which: Literal["diff", "before", "after", "before_after"] = "diff",
+    region: Annotated[int, Query(ge=1, description="before_after: which region (1-based).")] = 1,
+    offset: Annotated[int | None, Query(ge=0)] = None,
+    height: Annotated[int | None, Query(ge=1, le=20000)] = None,
+) -> Response:
+    """An image of the diff: the diff image, either side, or one before/after crop per region.
+    offset/height page a tall image by pixels."""
+    images = await call(
+        renders.render_diff, env, actor, diff_id, which, offset=offset, height=height
+    )
+    chosen = images[min(region, len(images)) - 1]
+    headers = {"X-Image-Count": str(len(images))}
+    if chosen.note:
+        headers["X-Image-Note"] = chosen.note
+    return Response(chosen.png, media_type="image/png", headers=headers)
+
+
+@router.get("/stories/{story_id}/image", responses=PNG, response_class=Response)
+async def story_image(
+    story_id: str,
+    env: EnvDep,
+    actor: ActorDep,
+    offset: Annotated[int | None, Query(ge=0)] = None,
+    height: Annotated[int | None, Query(ge=1, le=20000)] = None,
+) -> Response:
+    """A story's current image, unchanged stories included."""
+    image = await call(renders.story_image, env, actor, story_id, offset=offset, height=height)
+    return Response(image.png, media_type="image/png")
+
+
+class NewComment(BaseModel):
+    body: str = Field(description="1 to 4000 characters.")
+    anchor: dict[str, Any] | None = Field(
+        None, description="{type: point|rect|path, ...} in coordinates normalised 0..1."
+    )
+    side: Literal["after", "before"] = "after"
+
+
+class CommentBody(BaseModel):
+    body: str
+
+
+@router.get("/diffs/{diff_id}/comments")
+async def list_comments(
+    diff_id: str,
+    env: EnvDep,
+    actor: ActorDep,
+    status: Literal["open", "resolved"] | None = None,
+) -> list[ThreadRecord]:
+    return await call(threads.list_comments, env, actor, diff_id, status=status)
+
+
+@router.post("/diffs/{diff_id}/comments", status_code=201)
+async def create_comment(
+    diff_id: str, body: NewComment, env: EnvDep, actor: ActorDep
+) -> ThreadRecord:
+    return await call(
+        threads.create_comment, env, actor, diff_id, body.body, anchor=body.anchor, side=body.side
+    )
+
+
+@router.post("/comments/{comment_id}/replies", status_code=201)
+async def reply(comment_id: str, body: CommentBody, env: EnvDep, actor: ActorDep) -> ThreadRecord:
+    return await call(threads.reply, env, actor, comment_id, body.body)
+
+
+@router.patch("/comments/{comment_id}")
+async def update_comment(
+    comment_id: str, body: CommentBody, env: EnvDep, actor: ActorDep
+) -> ThreadRecord:
+    return await call(threads.update_comment, env, actor, comment_id, body.body)
+
+
+@router.post("/comments/{comment_id}/resolve")
+async def resolve_comment(comment_id: str, env: EnvDep, actor: ActorDep) -> ThreadRecord:
+    return await call(threads.resolve_comment, env, actor, comment_id)
+
+
+@router.delete("/comments/{comment_id}")
+async def delete_comment(comment_id: str, env: EnvDep, actor: ActorDep) -> ThreadRecord:
+    return await call(threads.delete_comment, env, actor, comment_id)

@@ -1,0 +1,77 @@
+"""The caller's project: identity, keys, usage; and the unauthenticated file links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+from pydantic import BaseModel
+
+from viewfinder.api.deps import ActorDep, EnvDep, call
+from viewfinder.services import images, projects, urls
+from viewfinder.services.records import KeyRecord, NewKey, ProjectRecord, UsageRecord
+
+router = APIRouter(tags=["project"])
+public = APIRouter(tags=["files"])
+
+
+@router.get("/project")
+async def whoami(env: EnvDep, actor: ActorDep) -> ProjectRecord:
+    return await call(projects.whoami, env, actor)
+
+
+class KeyRequest(BaseModel):
+    roles: list[str]
+    label: str = ""
+    kind: str = "person"
+
+
+@router.post("/keys", status_code=201)
+async def create_key(body: KeyRequest, env: EnvDep, actor: ActorDep) -> NewKey:
+    """A new key for this project (admin role). The key is in the response, once."""
+    return await call(
+        projects.create_key, env, actor, roles=body.roles, label=body.label, kind=body.kind
+    )
+
+
+@router.get("/keys")
+async def list_keys(env: EnvDep, actor: ActorDep) -> list[KeyRecord]:
+    return await call(projects.list_keys, env, actor)
+
+
+@router.post("/keys/{key_id}/revoke")
+async def revoke_key(key_id: str, env: EnvDep, actor: ActorDep) -> KeyRecord:
+    return await call(projects.revoke_key, env, actor, key_id)
+
+
+@router.get("/usage")
+async def usage(env: EnvDep, actor: ActorDep) -> UsageRecord:
+    return await call(images.usage, env, actor)
+
+
+class QuotaBody(BaseModel):
+    quota_bytes: int | None
+
+
+@router.put("/usage/quota")
+async def set_quota(body: QuotaBody, env: EnvDep, actor: ActorDep) -> UsageRecord:
+    return await call(images.set_quota, env, actor, body.quota_bytes)
+
+
+IMAGE: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"image/png": {}}, "description": "The image."}
+}
+
+
+@public.get("/api/v1/files/{token}", responses=IMAGE, response_class=Response)
+async def signed_file(token: str, env: EnvDep) -> Response:
+    """A stored image behind a signed, expiring link (no key needed)."""
+    data = await call(urls.open_file, env, token)
+    return Response(data, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
+
+
+@public.get("/v/{token}", responses=IMAGE, response_class=Response)
+async def delivered(token: str, env: EnvDep) -> Response:
+    """A pushed image's delivery link, as pasted into PRs: it works until the image expires."""
+    data, media = await call(images.delivered_image, env, token)
+    return Response(data, media_type=media, headers={"Cache-Control": "public, max-age=60"})

@@ -1,0 +1,205 @@
+"""Baselines: the approved image of each name + variant, shared by the project or kept by one
+PR context until the PR closes. A PR's own baseline is preferred to the shared one.
+
+Rows are never deleted: ending a baseline records why (replaced, deleted, promoted, discarded),
+by whom and when, which is the history a person reads.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select, tuple_
+from sqlalchemy.orm import Session
+
+from viewfinder.errors import NotFound
+from viewfinder.ids import new_id
+from viewfinder.services.env import Actor, Env
+from viewfinder.services.pagination import Cursor, page_limit
+from viewfinder.services.records import BaselineRecord, Page
+from viewfinder.store.models import Baseline, Context, Image, utcnow
+
+LIST_LIMIT = 200
+
+
+def uses_own_baselines(context: Context | None) -> bool:
+    """Only PR contexts keep baselines of their own; manual labels use the shared ones."""
+    return context is not None and context.type == "github_pr"
+
+
+def current(
+    s: Session, project_id: str, name: str, variant: str, context: Context | None
+) -> Baseline | None:
+    """The baseline a new image of this name is compared with: the PR's, else the shared one."""
+    if uses_own_baselines(context):
+        assert context is not None
+        own = s.scalar(
+            select(Baseline).where(
+                Baseline.project_id == project_id,
+                Baseline.scope == "context",
+                Baseline.context_id == context.id,
+                Baseline.name == name,
+                Baseline.variant == variant,
+                Baseline.ended_at.is_(None),
+            )
+        )
+        if own is not None:
+            return own
+    return s.scalar(
+        select(Baseline).where(
+            Baseline.project_id == project_id,
+            Baseline.scope == "shared",
+            Baseline.name == name,
+            Baseline.variant == variant,
+            Baseline.ended_at.is_(None),
+        )
+    )
+
+
+def _end(row: Baseline, reason: str, actor: Actor) -> None:
+    row.ended_at = utcnow()
+    row.end_reason = reason
+    row.ended_by = actor.key_id
+
+
+def replace(
+    s: Session,
+    actor: Actor,
+    *,
+    name: str,
+    variant: str,
+    context: Context | None,
+    image_id: str,
+    source: str,
+    comparison_id: str | None = None,
+) -> Baseline:
+    """Make the image the current baseline of its scope (the PR's for a PR context, else
+    shared), ending the one it replaces."""
+    scope = "context" if uses_own_baselines(context) else "shared"
+    context_id = context.id if scope == "context" and context is not None else None
+    query = select(Baseline).where(
+        Baseline.project_id == actor.project_id,
+        Baseline.scope == scope,
+        Baseline.name == name,
+        Baseline.variant == variant,
+        Baseline.ended_at.is_(None),
+    )
+    if context_id is not None:
+        query = query.where(Baseline.context_id == context_id)
+    for old in s.scalars(query.with_for_update()):
+        _end(old, "replaced", actor)
+    s.flush()  # the partial unique index must see the old row ended first
+    row = Baseline(
+        id=new_id("bas"),
+        project_id=actor.project_id,
+        name=name,
+        variant=variant,
+        scope=scope,
+        context_id=context_id,
+        image_id=image_id,
+        source=source,
+        comparison_id=comparison_id,
+        created_by=actor.key_id,
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+def settle_context(s: Session, actor: Actor, context: Context, *, merged: bool) -> tuple[int, int]:
+    """On closing a PR: promote its baselines to shared (merged) or discard them.
+    Returns (promoted, discarded)."""
+    rows = list(
+        s.scalars(
+            select(Baseline).where(
+                Baseline.project_id == actor.project_id,
+                Baseline.scope == "context",
+                Baseline.context_id == context.id,
+                Baseline.ended_at.is_(None),
+            )
+        )
+    )
+    for row in rows:
+        _end(row, "promoted" if merged else "discarded", actor)
+        if merged:
+            s.flush()
+            replace(
+                s,
+                actor,
+                name=row.name,
+                variant=row.variant,
+                context=None,
+                image_id=row.image_id,
+                source="promoted",
+                comparison_id=row.comparison_id,
+            )
+    return (len(rows), 0) if merged else (0, len(rows))
+
+
+def record(env: Env, row: Baseline, image: Image | None = None) -> BaselineRecord:
+    from viewfinder.services.images import view_url
+
+    return BaselineRecord(
+        id=row.id,
+        name=row.name,
+        variant=row.variant,
+        scope=row.scope,
+        context_id=row.context_id,
+        image_id=row.image_id,
+        source=row.source,
+        comparison_id=row.comparison_id,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        ended_at=row.ended_at,
+        end_reason=row.end_reason,
+        ended_by=row.ended_by,
+        view_url=view_url(env, image) if image is not None else None,
+    )
+
+
+def list_baselines(
+    env: Env,
+    actor: Actor,
+    *,
+    cursor: str | None = None,
+    limit: int | None = None,
+    name: str | None = None,
+    history: bool = False,
+) -> Page[BaselineRecord]:
+    """Current baselines (shared and per PR), by name, a page of up to 200 at a time.
+    With ``history``, ended ones too, newest first within a name."""
+    size = page_limit(limit, default=LIST_LIMIT, maximum=LIST_LIMIT)
+    after = Cursor.read(env, cursor, "baselines")
+    with env.db.read() as s:
+        query = (
+            select(Baseline, Image)
+            .join(Image, Image.id == Baseline.image_id)
+            .where(Baseline.project_id == actor.project_id)
+        )
+        if not history:
+            query = query.where(Baseline.ended_at.is_(None))
+        if name is not None:
+            query = query.where(Baseline.name == name)
+        if after is not None:
+            query = query.where(tuple_(Baseline.name, Baseline.variant, Baseline.id) > tuple(after))
+        rows = s.execute(
+            query.order_by(Baseline.name, Baseline.variant, Baseline.id).limit(size + 1)
+        ).all()
+        items = [record(env, b, i) for b, i in rows[:size]]
+        last = rows[size - 1][0] if len(rows) > size else None
+        return Page[BaselineRecord](
+            items=items,
+            next_cursor=Cursor.make(env, "baselines", [last.name, last.variant, last.id])
+            if last
+            else None,
+        )
+
+
+def delete_baseline(env: Env, actor: Actor, baseline_id: str) -> BaselineRecord:
+    """End a current baseline: the next compare of its name registers a new one. Needs the
+    approve role. Raises Forbidden, NotFound."""
+    actor.require("approve", "delete baselines")
+    with env.db.write() as s:
+        row = s.get(Baseline, baseline_id)
+        if row is None or row.project_id != actor.project_id or row.ended_at is not None:
+            raise NotFound(f"no current baseline {baseline_id!r} in this project")
+        _end(row, "deleted", actor)
+        return record(env, row)

@@ -1,0 +1,456 @@
+"""Builds: one CI run for a commit, a set of named stories compared with their baselines."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from sqlalchemy import func, select, tuple_
+from sqlalchemy.orm import Session
+
+from viewfinder.errors import Conflict, InvalidInput, NotFound
+from viewfinder.ids import new_id
+from viewfinder.services import baselines, comparisons, contexts, images
+from viewfinder.services.env import Actor, Env
+from viewfinder.services.pagination import Cursor, page_limit
+from viewfinder.services.records import (
+    BuildDetail,
+    BuildRecord,
+    Counts,
+    Page,
+    StoryList,
+    StoryRecord,
+    Urls,
+)
+from viewfinder.services.urls import file_url
+from viewfinder.store.models import (
+    Baseline,
+    Build,
+    Comparison,
+    Context,
+    Image,
+    Story,
+    Thread,
+    utcnow,
+)
+
+_SHA = re.compile(r"^[0-9a-fA-F]{4,64}$")
+LISTED_STATES = ("changed", "new", "removed", "failed", "unchanged")
+BUILDS_DEFAULT, BUILDS_MAX = 20, 100
+
+
+def check_sha(sha: str) -> str:
+    if not isinstance(sha, str) or not _SHA.match(sha):
+        raise InvalidInput(f"commit_sha {sha!r} is not a hexadecimal commit id (4 to 64 digits)")
+    return sha.lower()
+
+
+def _get_build(s: Session, actor: Actor, build_id: str) -> Build:
+    build = s.get(Build, build_id)
+    if build is None or build.project_id != actor.project_id:
+        raise NotFound(f"no build {build_id!r} in this project")
+    return build
+
+
+def create_build(
+    env: Env,
+    actor: Actor,
+    *,
+    commit_sha: str,
+    branch: str | None = None,
+    repo: str | None = None,
+    pr_number: int | None = None,
+) -> BuildRecord:
+    """Open a build to upload stories into. A PR number needs the repo. Raises InvalidInput,
+    Forbidden."""
+    actor.require("upload", "upload screenshots")
+    sha = check_sha(commit_sha)
+    repo = contexts.check_repo(repo)
+    pr_number = contexts.check_pr(pr_number)
+    if branch is not None and not 1 <= len(branch) <= 300:
+        raise InvalidInput("branch is 1 to 300 characters")
+    with env.db.write() as s:
+        context = None
+        if pr_number is not None:
+            key = contexts.pr_key(repo, pr_number)
+            context = contexts.get_or_create(
+                s, actor.project_id, "github_pr", key, repo=repo, pr_number=pr_number
+            )
+        build = Build(
+            id=new_id("bld"),
+            project_id=actor.project_id,
+            commit_sha=sha,
+            branch=branch,
+            repo=repo,
+            pr_number=pr_number,
+            context_id=context.id if context else None,
+            created_by=actor.key_id,
+        )
+        s.add(build)
+        s.flush()
+        return build_record(env, s, build)
+
+
+def add_story(
+    env: Env, actor: Actor, build_id: str, *, name: str, variant: str | None, data: bytes
+) -> StoryRecord:
+    """Upload one story's screenshot and request its comparison. Uploading the same bytes again
+    under the same name is a no-op (safe to retry); other bytes under a taken name conflict.
+    Raises InvalidInput, InvalidImage, ImageTooLarge, QuotaExceeded, Conflict, NotFound."""
+    actor.require("upload", "upload screenshots")
+    name = images.check_name(name)
+    variant = images.check_viewport(variant)
+    file = images.check_png(env, data)
+    with env.db.read() as s:
+        _get_build(s, actor, build_id)
+    images.store_blob(env, file)
+    with env.db.write() as s:
+        build = _get_build(s, actor, build_id)
+        if build.status != "uploading":
+            raise Conflict(f"build {build_id} is finalized: open a new build for new screenshots")
+        existing = s.scalar(
+            select(Story).where(
+                Story.build_id == build.id, Story.name == name, Story.variant == variant
+            )
+        )
+        if existing is not None:
+            sha = s.scalar(select(Image.sha256).where(Image.id == existing.image_id))
+            if sha == file.sha256:
+                return story_records(env, s, [existing])[0]
+            raise Conflict(
+                f"build {build_id} already has a story {name!r}"
+                + (f" at {variant}" if variant else "")
+                + " with other bytes: story names must be unique within a build"
+            )
+        context = s.get(Context, build.context_id) if build.context_id else None
+        image = images.insert_image(
+            s,
+            actor,
+            file,
+            name=name,
+            variant=variant,
+            source="build",
+            build_id=build.id,
+            commit_sha=build.commit_sha,
+        )
+        diff = comparisons.request(s, actor, image, context=context, build_id=build.id)
+        story = Story(
+            id=new_id("sty"),
+            project_id=actor.project_id,
+            build_id=build.id,
+            name=name,
+            variant=variant,
+            image_id=image.id,
+            comparison_id=diff.id,
+            state=comparisons.story_state(diff),
+        )
+        s.add(story)
+        s.flush()
+        return story_records(env, s, [story])[0]
+
+
+def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:
+    """Close the build for uploads: baselines with no story in it are reported removed, and the
+    build completes when its last comparison does. Idempotent."""
+    actor.require("upload", "upload screenshots")
+    with env.db.write() as s:
+        build = _get_build(s, actor, build_id)
+        if build.status != "uploading":
+            return build_record(env, s, build)
+        present = set(
+            s.execute(select(Story.name, Story.variant).where(Story.build_id == build.id)).all()
+        )
+        context = s.get(Context, build.context_id) if build.context_id else None
+        for base in _current_baselines(s, actor.project_id, context):
+            if (base.name, base.variant) not in present:
+                s.add(
+                    Story(
+                        id=new_id("sty"),
+                        project_id=actor.project_id,
+                        build_id=build.id,
+                        name=base.name,
+                        variant=base.variant,
+                        baseline_id=base.id,
+                        state="removed",
+                    )
+                )
+        build.finalized_at = utcnow()
+        pending = s.scalar(
+            select(func.count()).where(Story.build_id == build.id, Story.state == "pending")
+        )
+        build.status = "comparing" if pending else "done"
+        if not pending:
+            build.completed_at = utcnow()
+        s.flush()
+        return build_record(env, s, build)
+
+
+def _current_baselines(s: Session, project_id: str, context: Context | None) -> list[Baseline]:
+    """The baselines a build is expected to cover: shared ones, overlaid by the PR's own."""
+    current: dict[tuple[str, str], Baseline] = {}
+    scopes: list[tuple[str, str | None]] = [("shared", None)]
+    if baselines.uses_own_baselines(context) and context is not None:
+        scopes.append(("context", context.id))
+    for scope, context_id in scopes:
+        query = select(Baseline).where(
+            Baseline.project_id == project_id,
+            Baseline.scope == scope,
+            Baseline.ended_at.is_(None),
+        )
+        if context_id is not None:
+            query = query.where(Baseline.context_id == context_id)
+        for row in s.scalars(query):
+            current[(row.name, row.variant)] = row
+    return list(current.values())
+
+
+# ---- reading ---------------------------------------------------------------------------------
+
+
+def counts(s: Session, build_id: str) -> Counts:
+    tally = Counter(
+        dict(
+            s.execute(
+                select(Story.state, func.count())
+                .where(Story.build_id == build_id)
+                .group_by(Story.state)
+            ).all()
+        )
+    )
+    return Counts(**{k: int(tally.get(k, 0)) for k in Counts.model_fields})
+
+
+def _review_state(s: Session, build_id: str) -> str:
+    decisions = Counter(
+        dict(
+            s.execute(
+                select(Comparison.decision, func.count())
+                .join(Story, Story.comparison_id == Comparison.id)
+                .where(Story.build_id == build_id, Story.state == "changed")
+                .group_by(Comparison.decision)
+            ).all()
+        )
+    )
+    if not decisions:
+        return "none"
+    if decisions.get("denied"):
+        return "denied"
+    if decisions.get("pending"):
+        return "pending"
+    return "accepted"
+
+
+def build_url(env: Env, build_id: str) -> str:
+    return f"{env.settings.public_url}/builds/{build_id}"
+
+
+def build_record(env: Env, s: Session, build: Build) -> BuildRecord:
+    tally = counts(s, build.id)
+    if build.status != "done":
+        verdict = "pending"
+    elif tally.failed:
+        verdict = "failed"
+    elif tally.changed or tally.removed:
+        verdict = "changed"
+    else:
+        verdict = "unchanged"
+    return BuildRecord(
+        id=build.id,
+        commit_sha=build.commit_sha,
+        branch=build.branch,
+        repo=build.repo,
+        pr_number=build.pr_number,
+        context_id=build.context_id,
+        status=build.status,
+        verdict=verdict,
+        review=_review_state(s, build.id),
+        counts=tally,
+        url=build_url(env, build.id),
+        created_at=build.created_at,
+        finalized_at=build.finalized_at,
+        completed_at=build.completed_at,
+    )
+
+
+def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecord]:
+    diff_ids = [st.comparison_id for st in stories if st.comparison_id]
+    diffs = (
+        {d.id: d for d in s.scalars(select(Comparison).where(Comparison.id.in_(diff_ids)))}
+        if diff_ids
+        else {}
+    )
+    image_ids = [st.image_id for st in stories if st.image_id]
+    image_ids += [d.baseline_image_id for d in diffs.values() if d.baseline_image_id]
+    removed_ids = [st.baseline_id for st in stories if st.baseline_id]
+    removed_images = (
+        dict(
+            s.execute(
+                select(Baseline.id, Baseline.image_id).where(Baseline.id.in_(removed_ids))
+            ).all()
+        )
+        if removed_ids
+        else {}
+    )
+    image_ids += list(removed_images.values())
+    shas = (
+        dict(s.execute(select(Image.id, Image.sha256).where(Image.id.in_(image_ids))).all())
+        if image_ids
+        else {}
+    )
+    threads = (
+        dict(
+            s.execute(
+                select(Thread.comparison_id, func.count())
+                .where(
+                    Thread.comparison_id.in_(diff_ids),
+                    Thread.parent_id.is_(None),
+                    Thread.status == "open",
+                )
+                .group_by(Thread.comparison_id)
+            ).all()
+        )
+        if diff_ids
+        else {}
+    )
+    out = []
+    for st in stories:
+        diff = diffs.get(st.comparison_id or "")
+        base_image = diff.baseline_image_id if diff else removed_images.get(st.baseline_id or "")
+
+        def url(image_id: str | None) -> str | None:
+            sha = shas.get(image_id or "")
+            return file_url(env, sha) if sha else None
+
+        out.append(
+            StoryRecord(
+                id=st.id,
+                build_id=st.build_id,
+                name=st.name,
+                variant=st.variant,
+                state=st.state,
+                image_id=st.image_id,
+                diff_id=st.comparison_id,
+                diff_ratio=diff.diff_ratio if diff else None,
+                changed_pixels=diff.changed_pixels if diff else None,
+                decision=diff.decision if diff else None,
+                open_threads=int(threads.get(st.comparison_id or "", 0)),
+                urls=Urls(
+                    baseline=url(base_image),
+                    candidate=url(st.image_id),
+                    diff=file_url(env, diff.diff_sha256) if diff and diff.diff_sha256 else None,
+                ),
+            )
+        )
+    return out
+
+
+def _story_page(
+    env: Env, s: Session, build_id: str, state: str, cursor: str | None, limit: int
+) -> StoryList:
+    scope = f"stories:{build_id}:{state}"
+    after = Cursor.read(env, cursor, scope)
+    query = select(Story).where(Story.build_id == build_id, Story.state == state)
+    if after is not None:
+        query = query.where(tuple_(Story.name, Story.variant, Story.id) > tuple(after))
+    rows = list(s.scalars(query.order_by(Story.name, Story.variant, Story.id).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    last = rows[-1] if more else None
+    return StoryList(
+        items=story_records(env, s, rows),
+        next_cursor=Cursor.make(env, scope, [last.name, last.variant, last.id]) if last else None,
+    )
+
+
+def resolve_selector(
+    s: Session,
+    actor: Actor,
+    *,
+    build_id: str | None = None,
+    commit_sha: str | None = None,
+    pr_number: int | None = None,
+) -> Build:
+    """The build named by exactly one of build_id, commit_sha (newest build of that commit) or
+    pr_number (newest build of that PR). Raises InvalidInput, NotFound."""
+    given = [v is not None for v in (build_id, commit_sha, pr_number)]
+    if sum(given) != 1:
+        raise InvalidInput(
+            "select a build with exactly one of build_id, commit_sha and pr_number"
+            + (" (none given)" if not any(given) else " (several given)")
+        )
+    if build_id is not None:
+        return _get_build(s, actor, build_id)
+    query = select(Build).where(Build.project_id == actor.project_id)
+    if commit_sha is not None:
+        query = query.where(Build.commit_sha == check_sha(commit_sha))
+        what = f"commit {commit_sha}"
+    else:
+        query = query.where(Build.pr_number == contexts.check_pr(pr_number))
+        what = f"PR #{pr_number}"
+    build = s.scalar(query.order_by(Build.id.desc()).limit(1))
+    if build is None:
+        raise NotFound(f"no build for {what} in this project")
+    return build
+
+
+def get_build(
+    env: Env,
+    actor: Actor,
+    *,
+    build_id: str | None = None,
+    commit_sha: str | None = None,
+    pr_number: int | None = None,
+    limit: int | None = None,
+) -> BuildDetail:
+    """A build's status, verdict and counts with the first page of each story list."""
+    size = page_limit(limit)
+    with env.db.read() as s:
+        build = resolve_selector(
+            s, actor, build_id=build_id, commit_sha=commit_sha, pr_number=pr_number
+        )
+        lists = {st: _story_page(env, s, build.id, st, None, size) for st in LISTED_STATES}
+        return BuildDetail(**build_record(env, s, build).model_dump(), **lists)
+
+
+def list_build_stories(
+    env: Env,
+    actor: Actor,
+    build_id: str,
+    *,
+    state: str = "changed",
+    cursor: str | None = None,
+    limit: int | None = None,
+) -> StoryList:
+    if state not in (*LISTED_STATES, "pending"):
+        raise InvalidInput(f"state must be one of {', '.join(LISTED_STATES)}, pending")
+    size = page_limit(limit)
+    with env.db.read() as s:
+        _get_build(s, actor, build_id)
+        return _story_page(env, s, build_id, state, cursor, size)
+
+
+def list_builds(
+    env: Env, actor: Actor, *, limit: int | None = None, cursor: str | None = None
+) -> Page[BuildRecord]:
+    """Builds newest first, 20 by default, at most 100 a page."""
+    size = page_limit(limit, default=BUILDS_DEFAULT, maximum=BUILDS_MAX)
+    after = Cursor.read(env, cursor, "builds")
+    with env.db.read() as s:
+        query = select(Build).where(Build.project_id == actor.project_id)
+        if after is not None:
+            query = query.where(Build.id < after[0])
+        rows = list(s.scalars(query.order_by(Build.id.desc()).limit(size + 1)))
+        more = len(rows) > size
+        rows = rows[:size]
+        return Page[BuildRecord](
+            items=[build_record(env, s, b) for b in rows],
+            next_cursor=Cursor.make(env, "builds", [rows[-1].id]) if more else None,
+        )
+
+
+def get_story(env: Env, actor: Actor, story_id: str) -> StoryRecord:
+    with env.db.read() as s:
+        story = s.get(Story, story_id)
+        if story is None or story.project_id != actor.project_id:
+            raise NotFound(f"no story {story_id!r} in this project")
+        return story_records(env, s, [story])[0]

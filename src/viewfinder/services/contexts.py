@@ -1,0 +1,195 @@
+"""Delivery contexts: a GitHub PR (`owner/repo#N`) or a manual label, the unit pushed images are
+grouped in, expire with, and (for PRs) keep their own baselines in until closed."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from viewfinder.errors import InvalidInput, NotFound
+from viewfinder.ids import new_id
+from viewfinder.services import baselines
+from viewfinder.services.env import Actor, Env
+from viewfinder.services.records import CloseResult, ContextRecord
+from viewfinder.store.models import Context, Image, utcnow
+
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_PR_KEY = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#([1-9][0-9]{0,9})$")
+TYPES = ("github_pr", "manual")
+REASONS = ("merged", "closed", "manual")
+
+
+def check_repo(repo: str | None) -> str | None:
+    if repo is None or repo == "":
+        return None
+    if not _REPO.match(repo):
+        raise InvalidInput(f"repo {repo!r} is not owner/name")
+    return repo
+
+
+def check_pr(pr_number: int | None) -> int | None:
+    if pr_number is None:
+        return None
+    if isinstance(pr_number, bool) or not isinstance(pr_number, int) or pr_number < 1:
+        raise InvalidInput(f"pr_number must be a positive integer (got {pr_number!r})")
+    return pr_number
+
+
+def pr_key(repo: str | None, pr_number: int) -> str:
+    if repo is None:
+        raise InvalidInput(
+            "a PR needs its repository: pass repo as owner/name together with pr_number"
+        )
+    return f"{repo}#{pr_number}"
+
+
+def parse_selector(
+    *,
+    context_key: str | None,
+    context_type: str | None,
+    pr_number: int | None,
+    repo: str | None,
+) -> tuple[str, str, str | None, int | None]:
+    """(type, key, repo, pr_number) from exactly one of context_key and pr_number."""
+    if (context_key is None) == (pr_number is None):
+        raise InvalidInput("give exactly one of context_key and pr_number")
+    repo = check_repo(repo)
+    if pr_number is not None:
+        if context_type not in (None, "github_pr"):
+            raise InvalidInput("pr_number means context_type github_pr")
+        number = check_pr(pr_number)
+        assert number is not None
+        return "github_pr", pr_key(repo, number), repo, number
+    key = (context_key or "").strip()
+    ctype = context_type or "manual"
+    if ctype not in TYPES:
+        raise InvalidInput(f"context_type must be github_pr or manual (got {ctype!r})")
+    if not 1 <= len(key) <= 300:
+        raise InvalidInput("context_key is 1 to 300 characters")
+    if ctype == "github_pr":
+        match = _PR_KEY.match(key)
+        if not match:
+            raise InvalidInput(f"a github_pr context_key is owner/repo#N (got {key!r})")
+        return ctype, key, match.group(1), int(match.group(2))
+    return ctype, key, None, None
+
+
+def context_record(c: Context) -> ContextRecord:
+    return ContextRecord(
+        id=c.id,
+        type=c.type,
+        key=c.key,
+        label=c.label,
+        repo=c.repo,
+        pr_number=c.pr_number,
+        status=c.status,
+        close_reason=c.close_reason,
+        closed_at=c.closed_at,
+        expire_policy=c.expire_policy,
+        created_at=c.created_at,
+    )
+
+
+def find_context(s: Session, project_id: str, ctype: str, key: str) -> Context | None:
+    return s.scalar(
+        select(Context).where(
+            Context.project_id == project_id, Context.type == ctype, Context.key == key
+        )
+    )
+
+
+def get_or_create(
+    s: Session,
+    project_id: str,
+    ctype: str,
+    key: str,
+    *,
+    repo: str | None = None,
+    pr_number: int | None = None,
+    label: str | None = None,
+) -> Context:
+    found = find_context(s, project_id, ctype, key)
+    if found is not None:
+        if label and not found.label:
+            found.label = label[:300]
+        return found
+    context = Context(
+        id=new_id("ctx"),
+        project_id=project_id,
+        type=ctype,
+        key=key,
+        repo=repo,
+        pr_number=pr_number,
+        label=(label or None) and label[:300],
+    )
+    s.add(context)
+    s.flush()
+    return context
+
+
+def get_context_row(s: Session, actor: Actor, context_id: str) -> Context:
+    context = s.get(Context, context_id)
+    if context is None or context.project_id != actor.project_id:
+        raise NotFound(f"no context {context_id!r} in this project")
+    return context
+
+
+def list_contexts(env: Env, actor: Actor, *, status: str | None = None) -> list[ContextRecord]:
+    with env.db.read() as s:
+        query = select(Context).where(Context.project_id == actor.project_id)
+        if status is not None:
+            query = query.where(Context.status == status)
+        return [context_record(c) for c in s.scalars(query.order_by(Context.id.desc()))]
+
+
+def close_context(
+    env: Env,
+    actor: Actor,
+    *,
+    context_key: str | None = None,
+    context_type: str | None = None,
+    pr_number: int | None = None,
+    repo: str | None = None,
+    reason: str = "manual",
+) -> CloseResult:
+    """Close a context and apply its policies. ``merged`` promotes the PR's baselines to shared;
+    ``closed`` and ``manual`` discard them. Images expire when the policy is on_close.
+    Idempotent: closing a closed context changes nothing. Raises InvalidInput, NotFound."""
+    if reason not in REASONS:
+        raise InvalidInput(f"reason must be merged, closed or manual (got {reason!r})")
+    ctype, key, _, _ = parse_selector(
+        context_key=context_key, context_type=context_type, pr_number=pr_number, repo=repo
+    )
+    with env.db.write() as s:
+        context = find_context(s, actor.project_id, ctype, key)
+        if context is None:
+            raise NotFound(f"no {ctype} context {key!r} in this project")
+        if context.status == "closed":
+            return CloseResult(
+                context=context_record(context),
+                already_closed=True,
+                baselines_promoted=0,
+                baselines_discarded=0,
+                images_expired=0,
+            )
+        promoted, discarded = baselines.settle_context(s, actor, context, merged=reason == "merged")
+        expired = 0
+        if context.expire_policy == "on_close":
+            for image in s.scalars(
+                select(Image).where(Image.context_id == context.id, Image.expired_at.is_(None))
+            ):
+                image.expired_at = utcnow()
+                image.expired_reason = "context_closed"
+                expired += 1
+        context.status = "closed"
+        context.close_reason = reason
+        context.closed_at = utcnow()
+        return CloseResult(
+            context=context_record(context),
+            already_closed=False,
+            baselines_promoted=promoted,
+            baselines_discarded=discarded,
+            images_expired=expired,
+        )

@@ -1,0 +1,93 @@
+"""What every service call runs with: the stores and settings (Env) and the caller (Actor)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from viewfinder.errors import Forbidden
+from viewfinder.services.signing import Signer
+from viewfinder.settings import Settings
+from viewfinder.store.blobs import BlobStore, DiskBlobStore
+from viewfinder.store.db import Database
+
+ROLES = ("upload", "review", "approve", "admin")
+# A role grants the ones listed with it: an admin can do everything, an approver can review.
+IMPLIED = {
+    "admin": {"upload", "review", "approve", "admin"},
+    "approve": {"review", "approve"},
+    "review": {"review"},
+    "upload": {"upload"},
+}
+WHAT_ROLE_ALLOWS = {
+    "upload": "upload screenshots",
+    "review": "review diffs and comment",
+    "approve": "change baselines",
+    "admin": "manage keys",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who is calling: a key of one project, with its roles. ``is_agent`` is set by the front
+    door (MCP calls are agents) or by the key's kind."""
+
+    project_id: str
+    key_id: str
+    name: str
+    roles: frozenset[str]
+    is_agent: bool = False
+
+    def can(self, role: str) -> bool:
+        return any(role in IMPLIED[r] for r in self.roles)
+
+    def require(self, role: str, action: str) -> None:
+        """Raises Forbidden naming the role to ask a person for."""
+        if not self.can(role):
+            raise Forbidden(
+                f"this key cannot {action}: that needs the '{role}' role "
+                f"({WHAT_ROLE_ALLOWS[role]}). Ask a person with an admin key to {action}, or to "
+                f"give you a key with that role (viewfinder keys create --role {role})."
+            )
+
+
+@dataclass
+class Env:
+    settings: Settings
+    db: Database
+    blobs: BlobStore
+    signer: Signer
+    # Called after a commit that queued jobs, so idle workers start at once instead of polling.
+    wake_workers: list[object] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, settings: Settings, *, migrate: bool = True) -> Env:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        db = Database(settings.resolved_database_url)
+        if migrate:
+            db.migrate()
+        return cls(
+            settings=settings,
+            db=db,
+            blobs=DiskBlobStore(settings.data_dir / "blobs"),
+            signer=Signer(settings.secret or _local_secret(settings.data_dir)),
+        )
+
+    def close(self) -> None:
+        self.db.dispose()
+
+
+def _local_secret(data_dir: Path) -> str:
+    """The signing secret of an embedded install, made on first start and kept private."""
+    path = data_dir / "secret"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    value = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(value)
+    return value

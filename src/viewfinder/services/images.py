@@ -1,0 +1,273 @@
+"""Uploaded images: checks on names and files, storage (blob first, then rows), delivery URLs,
+expiry and the per-project storage quota."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from PIL import Image as PILImage
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from viewfinder.errors import InvalidImage, InvalidInput, NotFound, QuotaExceeded
+from viewfinder.ids import new_id
+from viewfinder.imaging import Limits, read_header
+from viewfinder.imaging.png import SIGNATURE, is_complete
+from viewfinder.services.env import Actor, Env
+from viewfinder.services.records import ImageRecord, UsageRecord
+from viewfinder.store.models import Baseline, Blob, Comparison, Image, Project, utcnow
+
+NAME_MAX = 200
+_VIEWPORT = re.compile(r"^([1-9][0-9]{0,4})x([1-9][0-9]{0,4})$")
+_MEDIA = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp"}
+
+
+def check_name(name: str) -> str:
+    """A story or screenshot name: 1 to 200 characters, no control characters."""
+    name = (name or "").strip()
+    if not name:
+        raise InvalidInput("name is empty: give each screenshot a name such as `home` or `login`")
+    if len(name) > NAME_MAX:
+        raise InvalidInput(f"name is {len(name)} characters; at most {NAME_MAX} are allowed")
+    if any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
+        raise InvalidInput("name contains control characters")
+    return name
+
+
+def check_viewport(viewport: str | None) -> str:
+    """A viewport `WIDTHxHEIGHT` (e.g. 1280x800), or "" when none is given."""
+    if viewport is None or viewport == "":
+        return ""
+    if not _VIEWPORT.match(viewport):
+        raise InvalidInput(
+            f"viewport {viewport!r} is not WIDTHxHEIGHT in pixels (for example 1280x800)"
+        )
+    return viewport
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    data: bytes
+    sha256: str
+    media_type: str
+    width: int
+    height: int
+
+
+def check_png(env: Env, data: bytes, *, what: str = "the screenshot") -> CheckedFile:
+    """A PNG within the limits and not cut short. Raises InvalidImage or ImageTooLarge; the
+    pixels are decoded later, by the comparison."""
+    limits = Limits(env.settings.max_image_bytes, env.settings.max_image_pixels)
+    header = read_header(data, limits, name=what)
+    if not is_complete(data):
+        raise InvalidImage(f"{what} is truncated: the PNG ends before its IEND chunk")
+    return CheckedFile(
+        data, hashlib.sha256(data).hexdigest(), "image/png", header.width, header.height
+    )
+
+
+def check_any_image(env: Env, data: bytes, *, max_bytes: int) -> CheckedFile:
+    """A PNG, JPEG or WebP file under max_bytes. Raises InvalidImage."""
+    if len(data) > max_bytes:
+        raise InvalidImage(
+            f"the image is {len(data):,} bytes; at most {max_bytes:,} are accepted here"
+        )
+    if data.startswith(SIGNATURE):
+        return check_png(env, data, what="the image")
+    try:
+        with PILImage.open(io.BytesIO(data), formats=["JPEG", "WEBP"]) as image:
+            image.verify()
+            media = _MEDIA[image.format or ""]
+            width, height = image.size
+    except Exception as exc:  # Pillow raises many kinds for unreadable files
+        raise InvalidImage("the file is not a PNG, JPEG or WebP image") from exc
+    return CheckedFile(data, hashlib.sha256(data).hexdigest(), media, width, height)
+
+
+def usage_bytes(s: Session, project_id: str) -> int:
+    """Bytes this project keeps: each distinct blob of its live images, baselines and diffs."""
+    live = select(Image.sha256).where(Image.project_id == project_id, Image.expired_at.is_(None))
+    kept = (
+        select(Image.sha256)
+        .join(Baseline, Baseline.image_id == Image.id)
+        .where(Baseline.project_id == project_id, Baseline.ended_at.is_(None))
+    )
+    diffs = select(Comparison.diff_sha256.label("sha256")).where(
+        Comparison.project_id == project_id, Comparison.diff_sha256.is_not(None)
+    )
+    shas = live.union(kept, diffs).subquery()
+    total = s.scalar(
+        select(func.coalesce(func.sum(Blob.size), 0)).join(shas, shas.c.sha256 == Blob.sha256)
+    )
+    return int(total or 0)
+
+
+def _require_room(s: Session, project_id: str, file: CheckedFile) -> None:
+    project = s.get(Project, project_id)
+    if project is None or project.quota_bytes is None:
+        return
+    owned = s.scalar(
+        select(Image.id).where(Image.project_id == project_id, Image.sha256 == file.sha256).limit(1)
+    )
+    if owned is not None:
+        return  # the same bytes are stored for this project already
+    used = usage_bytes(s, project_id)
+    if used + len(file.data) > project.quota_bytes:
+        raise QuotaExceeded(
+            f"storage quota reached: {used:,} of {project.quota_bytes:,} bytes used, this image "
+            f"needs {len(file.data):,}. Delete baselines that are no longer used, expire old "
+            "images or close finished PR contexts, or ask an admin to raise the quota."
+        )
+
+
+def store_blob(env: Env, file: CheckedFile) -> None:
+    """Write the bytes before any row points at them: a crash leaves at most an unused blob."""
+    env.blobs.put(file.data, file.sha256)
+
+
+def insert_image(
+    s: Session,
+    actor: Actor,
+    file: CheckedFile,
+    *,
+    name: str,
+    variant: str,
+    source: str,
+    build_id: str | None = None,
+    context_id: str | None = None,
+    commit_sha: str | None = None,
+    tags: list[str] | None = None,
+) -> Image:
+    _require_room(s, actor.project_id, file)
+    if s.get(Blob, file.sha256) is None:
+        s.add(Blob(sha256=file.sha256, size=len(file.data), width=file.width, height=file.height))
+    image = Image(
+        id=new_id("img"),
+        project_id=actor.project_id,
+        sha256=file.sha256,
+        media_type=file.media_type,
+        size=len(file.data),
+        width=file.width,
+        height=file.height,
+        name=name,
+        variant=variant,
+        source=source,
+        build_id=build_id,
+        context_id=context_id,
+        commit_sha=commit_sha,
+        tags=list(tags or []),
+        created_by=actor.key_id,
+    )
+    s.add(image)
+    s.flush()
+    return image
+
+
+def get_image_row(s: Session, actor: Actor, image_id: str) -> Image:
+    image = s.get(Image, image_id)
+    if image is None or image.project_id != actor.project_id:
+        raise NotFound(f"no image {image_id!r} in this project")
+    return image
+
+
+def view_url(env: Env, image: Image) -> str:
+    """The delivery URL to paste into a PR: it works until the image expires."""
+    token = env.signer.sign("view", image.id)
+    return f"{env.settings.public_url}/v/{token}"
+
+
+def markdown(env: Env, image: Image) -> str:
+    label = image.name + (f" ({image.variant})" if image.variant else "")
+    return f"![{label}]({view_url(env, image)})"
+
+
+def image_record(env: Env, image: Image) -> ImageRecord:
+    live = image.expired_at is None
+    return ImageRecord(
+        id=image.id,
+        name=image.name,
+        variant=image.variant,
+        width=image.width,
+        height=image.height,
+        size=image.size,
+        media_type=image.media_type,
+        sha256=image.sha256,
+        build_id=image.build_id,
+        context_id=image.context_id,
+        commit_sha=image.commit_sha,
+        tags=list(image.tags),
+        created_at=image.created_at,
+        expired=not live,
+        expired_at=image.expired_at,
+        view_url=view_url(env, image) if live else None,
+        markdown=markdown(env, image) if live else None,
+    )
+
+
+def expire_row(image: Image, reason: str) -> bool:
+    if image.expired_at is not None:
+        return False
+    image.expired_at = utcnow()
+    image.expired_reason = reason
+    return True
+
+
+def expire_image(env: Env, actor: Actor, image_id: str) -> ImageRecord:
+    """Stop delivering an image (idempotent). Its bytes stay while a baseline uses them."""
+    with env.db.write() as s:
+        image = get_image_row(s, actor, image_id)
+        expire_row(image, "expired")
+        return image_record(env, image)
+
+
+def get_image(env: Env, actor: Actor, image_id: str) -> ImageRecord:
+    with env.db.read() as s:
+        return image_record(env, get_image_row(s, actor, image_id))
+
+
+def delivered_image(env: Env, token: str) -> tuple[bytes, str]:
+    """The bytes behind a view URL. Raises NotFound once the image has expired."""
+    image_id = env.signer.unsign("view", token, what="image link")
+    with env.db.read() as s:
+        image = s.get(Image, image_id)
+        if image is None or image.expired_at is not None:
+            raise NotFound("this image has expired or was removed")
+        sha, media = image.sha256, image.media_type
+    return env.blobs.get(sha), media
+
+
+def usage(env: Env, actor: Actor) -> UsageRecord:
+    with env.db.read() as s:
+        project = s.get(Project, actor.project_id)
+        images = s.scalar(
+            select(func.count()).where(
+                Image.project_id == actor.project_id, Image.expired_at.is_(None)
+            )
+        )
+        baselines = s.scalar(
+            select(func.count()).where(
+                Baseline.project_id == actor.project_id, Baseline.ended_at.is_(None)
+            )
+        )
+        return UsageRecord(
+            project_id=actor.project_id,
+            used_bytes=usage_bytes(s, actor.project_id),
+            quota_bytes=project.quota_bytes if project else None,
+            images=int(images or 0),
+            baselines=int(baselines or 0),
+        )
+
+
+def set_quota(env: Env, actor: Actor, quota_bytes: int | None) -> UsageRecord:
+    actor.require("admin", "change the storage quota")
+    if quota_bytes is not None and quota_bytes < 0:
+        raise InvalidInput("a quota is 0 bytes or more, or none for no limit")
+    with env.db.write() as s:
+        project = s.get(Project, actor.project_id)
+        assert project is not None
+        project.quota_bytes = quota_bytes
+    return usage(env, actor)

@@ -1,0 +1,193 @@
+"""Projects and their API keys: creation, the first start's bootstrap, authentication."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from viewfinder.errors import InvalidInput, NotFound, Unauthenticated
+from viewfinder.ids import new_id
+from viewfinder.services.env import ROLES, Actor, Env
+from viewfinder.services.records import KeyRecord, NewKey, ProjectRecord
+from viewfinder.store.models import ApiKey, Project, utcnow
+
+KEY_PREFIX = "vf_proj_"
+KINDS = ("agent", "ci", "person")
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _project_record(p: Project) -> ProjectRecord:
+    return ProjectRecord(id=p.id, name=p.name, created_at=p.created_at)
+
+
+def _key_record(k: ApiKey) -> KeyRecord:
+    return KeyRecord(
+        id=k.id,
+        project_id=k.project_id,
+        prefix=k.prefix,
+        label=k.label,
+        kind=k.kind,
+        roles=k.roles.split(","),
+        created_at=k.created_at,
+        revoked=k.revoked_at is not None,
+    )
+
+
+def _check_roles(roles: list[str]) -> list[str]:
+    unknown = [r for r in roles if r not in ROLES]
+    if not roles or unknown:
+        got = f" (got {', '.join(unknown)})" if unknown else ""
+        raise InvalidInput(f"roles must be one or more of {', '.join(ROLES)}{got}")
+    return sorted(set(roles), key=ROLES.index)
+
+
+def _insert_key(
+    session: Session, project_id: str, roles: list[str], label: str, kind: str
+) -> NewKey:
+    if kind not in KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
+    key = KEY_PREFIX + secrets.token_urlsafe(24)
+    row = ApiKey(
+        id=new_id("key"),
+        project_id=project_id,
+        key_hash=hash_key(key),
+        prefix=key[: len(KEY_PREFIX) + 6],
+        roles=",".join(_check_roles(roles)),
+        label=label[:100] or kind,
+        kind=kind,
+    )
+    session.add(row)
+    session.flush()
+    return NewKey(key=key, **_key_record(row).model_dump())
+
+
+def create_project(env: Env, name: str) -> ProjectRecord:
+    """A new, empty project. Raises InvalidInput for an empty or taken name."""
+    name = name.strip()
+    if not 1 <= len(name) <= 100:
+        raise InvalidInput("a project name is 1 to 100 characters")
+    with env.db.write() as s:
+        if s.scalar(select(Project).where(Project.name == name)):
+            raise InvalidInput(f"a project named {name!r} exists already; choose another name")
+        project = Project(id=new_id("prj"), name=name, quota_bytes=env.settings.default_quota_bytes)
+        s.add(project)
+        s.flush()
+        return _project_record(project)
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    project: ProjectRecord
+    keys: dict[str, NewKey]
+
+
+def bootstrap(env: Env, project_name: str = "default") -> Bootstrap | None:
+    """On the first start (no project yet): create one with an admin, a CI and an agent key.
+    Returns None when a project exists already, so keys are shown only once."""
+    with env.db.write() as s:
+        if s.scalar(select(Project.id).limit(1)) is not None:
+            return None
+        project = Project(
+            id=new_id("prj"), name=project_name, quota_bytes=env.settings.default_quota_bytes
+        )
+        s.add(project)
+        s.flush()
+        keys = {
+            "admin": _insert_key(s, project.id, ["admin"], "admin", "person"),
+            "ci": _insert_key(s, project.id, ["upload"], "ci", "ci"),
+            "agent": _insert_key(s, project.id, ["review"], "agent", "agent"),
+        }
+        return Bootstrap(_project_record(project), keys)
+
+
+def create_key(
+    env: Env,
+    actor: Actor | None,
+    *,
+    roles: list[str],
+    label: str = "",
+    kind: str = "person",
+    project: str | None = None,
+) -> NewKey:
+    """A new key. With an actor, it needs the admin role and makes a key of the actor's project;
+    without one (the local CLI on the data directory) ``project`` names it (id or name), default
+    the only project. Raises Forbidden, NotFound or InvalidInput."""
+    with env.db.write() as s:
+        if actor is not None:
+            actor.require("admin", "create keys")
+            project_id = actor.project_id
+        else:
+            project_id = _find_project(s, project).id
+        return _insert_key(s, project_id, roles, label, kind)
+
+
+def _find_project(s: Session, ref: str | None) -> Project:
+    if ref is None:
+        projects = list(s.scalars(select(Project).limit(2)))
+        if len(projects) != 1:
+            raise InvalidInput(
+                "there is no project yet: start `viewfinder serve` once"
+                if not projects
+                else "several projects exist: name one with --project"
+            )
+        return projects[0]
+    found = s.scalar(select(Project).where((Project.id == ref) | (Project.name == ref)))
+    if found is None:
+        raise NotFound(f"no project {ref!r}")
+    return found
+
+
+def list_keys(env: Env, actor: Actor) -> list[KeyRecord]:
+    actor.require("admin", "list keys")
+    with env.db.read() as s:
+        rows = s.scalars(
+            select(ApiKey).where(ApiKey.project_id == actor.project_id).order_by(ApiKey.id)
+        )
+        return [_key_record(k) for k in rows]
+
+
+def revoke_key(env: Env, actor: Actor, key_id: str) -> KeyRecord:
+    actor.require("admin", "revoke keys")
+    with env.db.write() as s:
+        row = s.get(ApiKey, key_id)
+        if row is None or row.project_id != actor.project_id:
+            raise NotFound(f"no key {key_id!r} in this project")
+        if row.revoked_at is None:
+            row.revoked_at = utcnow()
+        return _key_record(row)
+
+
+def authenticate(env: Env, key: str | None, *, as_agent: bool = False) -> Actor:
+    """The Actor of a key. Raises Unauthenticated for a missing, unknown or revoked key."""
+    if not key:
+        raise Unauthenticated(
+            f"no API key: send your {KEY_PREFIX}... key as `Authorization: Bearer <key>`"
+        )
+    if not key.startswith(KEY_PREFIX):
+        raise Unauthenticated(f"not a Viewfinder key: keys start with {KEY_PREFIX}")
+    with env.db.read() as s:
+        row = s.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
+        if row is None or row.revoked_at is not None:
+            raise Unauthenticated("this API key is unknown or revoked: ask an admin for a new one")
+        return Actor(
+            project_id=row.project_id,
+            key_id=row.id,
+            name=row.label,
+            roles=frozenset(row.roles.split(",")),
+            is_agent=as_agent or row.kind == "agent",
+        )
+
+
+def whoami(env: Env, actor: Actor) -> ProjectRecord:
+    with env.db.read() as s:
+        project = s.get(Project, actor.project_id)
+        if project is None:
+            raise NotFound("the key's project no longer exists")
+        return _project_record(project)

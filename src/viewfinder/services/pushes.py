@@ -1,0 +1,109 @@
+"""Pushing one screenshot into a delivery context, optionally compared with its baseline (the
+Miseru flow). Pushing a name + viewport again expires the older image in that context."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import select
+
+from viewfinder.errors import InvalidInput
+from viewfinder.imaging.compare import check_unit
+from viewfinder.imaging.masks import MaskLike, parse_masks
+from viewfinder.services import comparisons, contexts, images
+from viewfinder.services.env import Actor, Env
+from viewfinder.services.records import PushResult
+from viewfinder.store.models import Image
+
+COMPARE_WAIT_SECONDS = 30.0
+
+
+def push(
+    env: Env,
+    actor: Actor,
+    data: bytes,
+    *,
+    name: str,
+    context_key: str | None = None,
+    context_type: str | None = None,
+    context_label: str | None = None,
+    pr_number: int | None = None,
+    repo: str | None = None,
+    commit_sha: str | None = None,
+    viewport: str | None = None,
+    tags: Iterable[str] = (),
+    compare: bool = False,
+    max_diff_ratio: float = 0.0,
+    masks: Iterable[MaskLike] = (),
+    wait_seconds: float = COMPARE_WAIT_SECONDS,
+) -> PushResult:
+    """Store the image in its context and return the paste-ready markdown; with ``compare``,
+    compare it (PNG only) and wait up to ``wait_seconds`` for the result.
+
+    Masks and a max_diff_ratio above 0 loosen what counts as a change, so they need the approve
+    role. Nothing is stored when anything is refused. Raises InvalidInput, InvalidImage,
+    ImageTooLarge, Forbidden, QuotaExceeded."""
+    actor.require("upload", "push screenshots")
+    name = images.check_name(name)
+    variant = images.check_viewport(viewport)
+    ratio = check_unit("max_diff_ratio", max_diff_ratio)
+    mask_list = parse_masks(masks)
+    if mask_list or ratio > 0:
+        actor.require("approve", "push with masks or a max_diff_ratio above 0")
+    tag_list = sorted({t.strip() for t in tags if t.strip()})
+    if any(len(t) > 100 for t in tag_list) or len(tag_list) > 50:
+        raise InvalidInput("at most 50 tags of up to 100 characters each")
+    ctype, key, ctx_repo, ctx_pr = contexts.parse_selector(
+        context_key=context_key, context_type=context_type, pr_number=pr_number, repo=repo
+    )
+    file = images.check_any_image(env, data, max_bytes=env.settings.push_max_bytes)
+    if compare and file.media_type != "image/png":
+        raise InvalidInput(
+            f"compare works on PNG images only; this is {file.media_type}. Push a PNG, or push "
+            "without compare"
+        )
+    images.store_blob(env, file)
+    with env.db.write() as s:
+        context = contexts.get_or_create(
+            s, actor.project_id, ctype, key, repo=ctx_repo, pr_number=ctx_pr, label=context_label
+        )
+        if context.status == "closed":
+            raise InvalidInput(f"context {ctype}:{key} is closed; push into an open one")
+        older = list(
+            s.scalars(
+                select(Image).where(
+                    Image.context_id == context.id,
+                    Image.name == name,
+                    Image.variant == variant,
+                    Image.expired_at.is_(None),
+                )
+            )
+        )
+        for old in older:
+            images.expire_row(old, "replaced")
+        image = images.insert_image(
+            s,
+            actor,
+            file,
+            name=name,
+            variant=variant,
+            source="push",
+            context_id=context.id,
+            commit_sha=commit_sha,
+            tags=tag_list,
+        )
+        diff_id = None
+        if compare:
+            diff_id = comparisons.request(
+                s, actor, image, context=context, masks=mask_list, max_diff_ratio=ratio
+            ).id
+        image_id, view, md = image.id, images.view_url(env, image), images.markdown(env, image)
+    diff = comparisons.wait_for(env, actor, diff_id, timeout=wait_seconds) if diff_id else None
+    return PushResult(
+        image_id=image_id,
+        view_url=view,
+        markdown=md,
+        diff_requested=diff_id is not None,
+        diff=diff,
+        replaced_image_id=older[0].id if older else None,
+    )

@@ -1,0 +1,330 @@
+"""The records services return: REST response bodies and MCP output schemas, shaped once."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+T = TypeVar("T")
+
+StoryState = Literal["pending", "new", "changed", "unchanged", "removed", "failed"]
+Decision = Literal["pending", "accepted", "denied", "ignored"]
+Side = Literal["after", "before"]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Page(Record, Generic[T]):
+    items: list[T]
+    next_cursor: str | None = Field(
+        description="Pass back as `cursor` for the next page; null on the last page."
+    )
+
+
+class ProjectRecord(Record):
+    id: str
+    name: str
+    created_at: datetime
+
+
+class KeyRecord(Record):
+    id: str
+    project_id: str
+    prefix: str = Field(description="The key's first characters, to tell keys apart.")
+    label: str
+    kind: Literal["agent", "ci", "person"]
+    roles: list[str]
+    created_at: datetime
+    revoked: bool
+
+
+class NewKey(KeyRecord):
+    key: str = Field(description="The secret key. It is shown this once and stored hashed.")
+
+
+class Urls(Record):
+    """Signed, expiring links to the images (null when there is no such image)."""
+
+    baseline: str | None = None
+    candidate: str | None = None
+    diff: str | None = None
+
+
+class RegionRecord(Record):
+    x: int
+    y: int
+    width: int
+    height: int
+    changed_pixels: int
+
+
+class MaskRecord(Record):
+    x: int
+    y: int
+    width: int
+    height: int
+
+
+class DiffRecord(Record):
+    """A comparison of a candidate image with the baseline current when it was requested."""
+
+    id: str = Field(description="The diff id.")
+    image_id: str
+    build_id: str | None
+    story_id: str | None = None
+    context_id: str | None
+    name: str
+    variant: str
+    state: Literal["requested", "done", "failed"]
+    outcome: Literal["registered", "changed", "unchanged", "failed"] | None = Field(
+        description="registered: no baseline existed and this image became it."
+    )
+    baseline_id: str | None
+    baseline_image_id: str | None
+    baseline_scope: Literal["shared", "context"] | None
+    changed: bool | None
+    identical: bool | None
+    diff_ratio: float | None
+    changed_pixels: int | None
+    compared_pixels: int | None
+    width: int | None
+    height: int | None
+    regions: list[RegionRecord]
+    masks: list[MaskRecord]
+    max_diff_ratio: float
+    threshold: float
+    failure_reason: str | None
+    stale: bool = Field(description="The baseline changed after this comparison.")
+    decision: Decision
+    decided_by: str | None
+    decided_at: datetime | None
+    approved_by: str | None
+    approved_at: datetime | None
+    open_threads: int
+    requested_at: datetime
+    completed_at: datetime | None
+    urls: Urls
+    next_step: str = Field(description="What to do next, in one sentence.")
+
+
+class StoryRecord(Record):
+    id: str
+    build_id: str
+    name: str
+    variant: str
+    state: StoryState
+    image_id: str | None
+    diff_id: str | None
+    diff_ratio: float | None
+    changed_pixels: int | None
+    decision: Decision | None
+    open_threads: int
+    urls: Urls
+
+
+class Counts(Record):
+    changed: int = 0
+    new: int = 0
+    removed: int = 0
+    failed: int = 0
+    unchanged: int = 0
+    pending: int = 0
+
+
+class BuildRecord(Record):
+    id: str
+    commit_sha: str
+    branch: str | None
+    repo: str | None
+    pr_number: int | None
+    context_id: str | None
+    status: Literal["uploading", "comparing", "done"]
+    verdict: Literal["pending", "unchanged", "changed", "failed"]
+    review: Literal["none", "pending", "accepted", "denied"] = Field(
+        description="none: nothing to review; accepted: every change accepted or ignored."
+    )
+    counts: Counts
+    url: str
+    created_at: datetime
+    finalized_at: datetime | None
+    completed_at: datetime | None
+
+
+class StoryList(Record):
+    items: list[StoryRecord]
+    next_cursor: str | None
+
+
+class BuildDetail(BuildRecord):
+    """A build with the first page of each story list."""
+
+    changed: StoryList
+    new: StoryList
+    removed: StoryList
+    failed: StoryList
+    unchanged: StoryList
+
+
+class ImageRecord(Record):
+    id: str
+    name: str
+    variant: str
+    width: int | None
+    height: int | None
+    size: int
+    media_type: str
+    sha256: str
+    build_id: str | None
+    context_id: str | None
+    commit_sha: str | None
+    tags: list[str]
+    created_at: datetime
+    expired: bool
+    expired_at: datetime | None
+    view_url: str | None
+    markdown: str | None
+
+
+class PushResult(Record):
+    image_id: str
+    view_url: str
+    markdown: str
+    diff_requested: bool
+    diff: DiffRecord | None
+    replaced_image_id: str | None = Field(
+        description="The older image of the same name and variant in this context, now expired."
+    )
+
+
+class ContextRecord(Record):
+    id: str
+    type: Literal["github_pr", "manual"]
+    key: str
+    label: str | None
+    repo: str | None
+    pr_number: int | None
+    status: Literal["open", "closed"]
+    close_reason: Literal["merged", "closed", "manual"] | None
+    closed_at: datetime | None
+    expire_policy: Literal["on_close", "ttl", "never"]
+    created_at: datetime
+
+
+class CloseResult(Record):
+    context: ContextRecord
+    already_closed: bool
+    baselines_promoted: int
+    baselines_discarded: int
+    images_expired: int
+
+
+class BaselineRecord(Record):
+    id: str
+    name: str
+    variant: str
+    scope: Literal["shared", "context"]
+    context_id: str | None
+    image_id: str
+    source: Literal["registered", "approved", "promoted"]
+    comparison_id: str | None
+    created_by: str
+    created_at: datetime
+    ended_at: datetime | None
+    end_reason: str | None
+    ended_by: str | None
+    view_url: str | None
+
+
+class PointAnchor(Record):
+    type: Literal["point"]
+    x: float = Field(ge=0, le=1)
+    y: float = Field(ge=0, le=1)
+
+
+class RectAnchor(Record):
+    type: Literal["rect"]
+    x: float = Field(ge=0, le=1)
+    y: float = Field(ge=0, le=1)
+    w: float = Field(ge=0, le=1)
+    h: float = Field(ge=0, le=1)
+
+
+class PathPoint(Record):
+    x: float = Field(ge=0, le=1)
+    y: float = Field(ge=0, le=1)
+
+
+class PathAnchor(Record):
+    type: Literal["path"]
+    points: list[PathPoint] = Field(min_length=2, max_length=1000)
+    closed: bool = False
+
+
+Anchor = Annotated[PointAnchor | RectAnchor | PathAnchor, Field(discriminator="type")]
+
+
+class Author(Record):
+    key_id: str
+    name: str
+    is_agent: bool
+
+
+class ThreadRecord(Record):
+    id: str
+    diff_id: str
+    parent_id: str | None
+    body: str
+    anchor: Anchor | None
+    side: Side
+    status: Literal["open", "resolved"]
+    author: Author
+    created_at: datetime
+    updated_at: datetime
+    resolved_at: datetime | None
+    resolved_by: str | None
+    replies: list[ThreadRecord] = Field(default_factory=list)
+
+
+class ReviewResult(Record):
+    diff: DiffRecord
+    baseline_updated: bool
+    message: str
+
+
+class AcceptBuildResult(Record):
+    build_id: str
+    accepted: list[str] = Field(description="Diff ids accepted by this call.")
+    blocked: list[StoryRecord] = Field(
+        description="Stories with unresolved comments; nothing was accepted when any is listed."
+    )
+    message: str
+
+
+class ApproveResult(Record):
+    diff: DiffRecord
+    baseline: BaselineRecord
+    already_approved: bool
+    message: str
+
+
+class UsageRecord(Record):
+    project_id: str
+    used_bytes: int
+    quota_bytes: int | None
+    images: int
+    baselines: int
+
+
+class Changeset(Record):
+    repo: str | None
+    pr_number: int
+    builds: list[str]
+    counts: Counts
+    changed: StoryList
+    new: StoryList
+    removed: StoryList
+    failed: StoryList

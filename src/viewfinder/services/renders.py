@@ -1,0 +1,126 @@
+"""Images of a diff for people and agents: the diff image, either side, before/after crops per
+changed region, and horizontal pixel pages of tall images."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from viewfinder.errors import InvalidInput, NotFound
+from viewfinder.imaging import Region, crop_regions, decode, png
+from viewfinder.services import comparisons
+from viewfinder.services.env import Actor, Env
+from viewfinder.store.models import Image, Story
+
+KINDS = ("diff", "before", "after", "before_after")
+PAGE_HEIGHT = 500
+MAX_CROPS = 10
+
+
+@dataclass(frozen=True)
+class Rendered:
+    label: str
+    png: bytes
+    width: int
+    height: int
+    note: str = ""
+
+
+def _page(data: bytes, offset: int | None, height: int | None, label: str) -> Rendered:
+    """The whole image, or a band ``height`` px tall from ``offset`` when either is given."""
+    pixels = decode(data)
+    full_h, full_w = pixels.shape[:2]
+    if offset is None and height is None:
+        return Rendered(label, data, full_w, full_h)
+    top = offset or 0
+    size = height or PAGE_HEIGHT
+    if top < 0 or size < 1:
+        raise InvalidInput("pxPagination needs offset >= 0 and height >= 1")
+    if top >= full_h:
+        raise InvalidInput(f"offset {top} is past the image's bottom (it is {full_h} px tall)")
+    band = pixels[top : top + size]
+    note = f"rows {top}-{top + band.shape[0] - 1} of {full_h}"
+    if top + size < full_h:
+        note += f"; next page at offset {top + size}"
+    return Rendered(label, png.encode(band, level=3), full_w, band.shape[0], note)
+
+
+def render_diff(
+    env: Env,
+    actor: Actor,
+    diff_id: str,
+    kind: str = "diff",
+    *,
+    offset: int | None = None,
+    height: int | None = None,
+) -> list[Rendered]:
+    """Images of a diff. ``before_after`` gives one side-by-side crop per changed region (up to
+    10); the other kinds give one image, paged by ``offset``/``height`` when asked.
+    Raises InvalidInput (no such image yet), NotFound."""
+    if kind not in KINDS:
+        raise InvalidInput(f"which must be one of {', '.join(KINDS)} (got {kind!r})")
+    with env.db.read() as s:
+        row = comparisons.get_row(s, actor, diff_id)
+        shas = dict(
+            s.execute(
+                select(Image.id, Image.sha256).where(
+                    Image.id.in_([row.image_id, row.baseline_image_id or ""])
+                )
+            ).all()
+        )
+        after_sha = shas[row.image_id]
+        before_sha = shas.get(row.baseline_image_id or "")
+        diff_sha, regions = row.diff_sha256, list(row.regions)
+        result = comparisons.outcome(row)
+    if kind == "after":
+        return [_page(env.blobs.get(after_sha), offset, height, "after")]
+    if kind == "before":
+        if before_sha is None:
+            raise InvalidInput(f"diff {diff_id} has no baseline image: it registered the first one")
+        return [_page(env.blobs.get(before_sha), offset, height, "before")]
+    if kind == "diff":
+        if diff_sha is None:
+            raise InvalidInput(
+                f"diff {diff_id} has no diff image ({result or 'still computing'}): only changed "
+                "diffs have one; ask for before or after"
+            )
+        return [_page(env.blobs.get(diff_sha), offset, height, "diff")]
+    if before_sha is None or not regions:
+        raise InvalidInput(
+            f"diff {diff_id} has no changed regions to crop ({result or 'still computing'})"
+        )
+    boxes = [Region(**r) for r in regions[:MAX_CROPS]]
+    crops = crop_regions(env.blobs.get(before_sha), env.blobs.get(after_sha), boxes)
+    out = []
+    for i, crop in enumerate(crops, 1):
+        note = (
+            f"region {i} of {len(regions)}: {crop.region.width}x{crop.region.height} at "
+            f"({crop.region.x}, {crop.region.y}), {crop.region.changed_pixels} px changed; "
+            "before on the left, after on the right"
+        )
+        image = decode(crop.side_by_side_png)
+        out.append(
+            Rendered(f"region {i}", crop.side_by_side_png, image.shape[1], image.shape[0], note)
+        )
+    return out
+
+
+def story_image(
+    env: Env, actor: Actor, story_id: str, *, offset: int | None = None, height: int | None = None
+) -> Rendered:
+    """A story's current image (its baseline's, for a removed story), unchanged ones included."""
+    with env.db.read() as s:
+        story = s.get(Story, story_id)
+        if story is None or story.project_id != actor.project_id:
+            raise NotFound(f"no story {story_id!r} in this project")
+        image_id = story.image_id
+        if image_id is None and story.baseline_id:
+            from viewfinder.store.models import Baseline
+
+            base = s.get(Baseline, story.baseline_id)
+            image_id = base.image_id if base else None
+        sha = s.scalar(select(Image.sha256).where(Image.id == image_id)) if image_id else None
+    if sha is None:
+        raise NotFound(f"story {story_id} has no image")
+    return _page(env.blobs.get(sha), offset, height, story_id)

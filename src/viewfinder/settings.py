@@ -1,0 +1,63 @@
+"""Viewfinder's settings: one typed object, read from VIEWFINDER_* environment variables.
+
+Every field has a default and a description; `tests/test_docs.py` fails when the README's
+settings table misses one. Build the app with `create_app(Settings(...))` to pass your own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="VIEWFINDER_", extra="ignore", frozen=True)
+
+    data_dir: Path = Field(
+        Path(".viewfinder"),
+        description="Where the embedded database, blobs and the signing secret live.",
+    )
+    database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL of the database; default: SQLite in the data directory. "
+        "PostgreSQL: postgresql+psycopg://user@host/db.",
+    )
+    public_url: str = Field(
+        "http://127.0.0.1:8000",
+        description="The address people and agents reach the server at, used in links.",
+    )
+    workers: int = Field(
+        2, ge=0, description="Comparison worker processes `viewfinder serve` keeps running."
+    )
+    max_image_bytes: int = Field(
+        25 * 1024 * 1024, ge=1, description="Largest screenshot accepted, in bytes."
+    )
+    max_image_pixels: int = Field(
+        100_000_000, ge=1, description="Largest screenshot accepted, in pixels."
+    )
+    push_max_bytes: int = Field(
+        5 * 1024 * 1024, ge=1, description="Largest image accepted by push, in bytes."
+    )
+    default_quota_bytes: int | None = Field(
+        None, ge=0, description="Storage quota of new projects in bytes; unset means no limit."
+    )
+    secret: str | None = Field(
+        None,
+        description="Signs cursors and image URLs; default: a random one kept in the data "
+        "directory. Set the same value on every node when running several.",
+    )
+    url_ttl_seconds: int = Field(
+        3600, ge=1, description="Lifetime of signed image URLs, in seconds."
+    )
+    job_lease_seconds: int = Field(
+        120, ge=5, description="After this long a running job whose worker vanished is retried."
+    )
+    job_max_attempts: int = Field(
+        3, ge=1, description="Attempts of a comparison before it is marked failed."
+    )
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'viewfinder.db').resolve()}"

@@ -1,0 +1,86 @@
+"""Database access: engines, sessions and the schema's migrations.
+
+SQLite is the embedded default: WAL (readers never wait for the writer), synchronous=FULL (an
+acknowledged commit survives a crash of the machine too), a busy timeout for the writer lock
+shared with worker processes, and write transactions that take that lock up front (BEGIN
+IMMEDIATE) so a read-then-write transaction can never fail half way for a lock it cannot wait
+for. PostgreSQL is the same code through psycopg 3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def _sqlite_engine(url: str, begin: str) -> Engine:
+    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # transactions are begun below, explicitly
+        cursor = dbapi_connection.cursor()
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=FULL",
+            "foreign_keys=ON",
+            "busy_timeout=30000",
+        ):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql(f"BEGIN {begin}")
+
+    return engine
+
+
+class Database:
+    """Sessions for reading and for writing. Use ``with db.write() as s:``; it commits on success
+    and rolls back on any exception."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        if self.is_sqlite:
+            path = url.split("///", 1)[-1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.read_engine = _sqlite_engine(url, "DEFERRED")
+            self.write_engine = _sqlite_engine(url, "IMMEDIATE")
+        else:
+            self.read_engine = self.write_engine = create_engine(url, pool_pre_ping=True)
+        self._read = sessionmaker(self.read_engine, expire_on_commit=False)
+        self._write = sessionmaker(self.write_engine, expire_on_commit=False)
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Session]:
+        with self._read() as session, session.begin():
+            yield session
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Session]:
+        with self._write() as session, session.begin():
+            yield session
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest migration (idempotent)."""
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.write_engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+    def dispose(self) -> None:
+        self.read_engine.dispose()
+        self.write_engine.dispose()

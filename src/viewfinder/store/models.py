@@ -1,0 +1,320 @@
+"""The database schema. Every row that belongs to a project carries its project_id, and every
+query in services/ filters on it: another project's object reads as not found.
+
+Timestamps are UTC. Ids are prefixed, time-ordered strings (see viewfinder.ids).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes on both databases (SQLite would hand back naive ones)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the database; use viewfinder times (UTC)")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON,
+        list[Any]: JSON,
+    }
+
+
+class Project(Base):
+    __tablename__ = "projects"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    quota_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
+    # sha256 of the whole key: keys carry 160 random bits, so a fast hash is enough.
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(20))  # shown in lists to tell keys apart
+    roles: Mapped[str] = mapped_column(String(100))  # comma-separated
+    label: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(10))  # agent | ci | person
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None]
+
+
+class Blob(Base):
+    """Stored bytes, shared by every project that uploads the same file."""
+
+    __tablename__ = "blobs"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    width: Mapped[int | None]
+    height: Mapped[int | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Context(Base):
+    """Where pushed images are delivered: a GitHub PR (`owner/repo#N`) or a manual label."""
+
+    __tablename__ = "contexts"
+    __table_args__ = (UniqueConstraint("project_id", "type", "key"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    type: Mapped[str] = mapped_column(String(20))  # github_pr | manual
+    key: Mapped[str] = mapped_column(String(300))
+    label: Mapped[str | None] = mapped_column(String(300))
+    repo: Mapped[str | None] = mapped_column(String(200))
+    pr_number: Mapped[int | None]
+    status: Mapped[str] = mapped_column(String(10), default="open")  # open | closed
+    close_reason: Mapped[str | None] = mapped_column(String(10))  # merged | closed | manual
+    closed_at: Mapped[datetime | None]
+    expire_policy: Mapped[str] = mapped_column(String(10), default="on_close")  # on_close|ttl|never
+    ttl_seconds: Mapped[int | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Build(Base):
+    __tablename__ = "builds"
+    __table_args__ = (
+        Index("ix_builds_project_commit", "project_id", "commit_sha"),
+        Index("ix_builds_project_pr", "project_id", "pr_number"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
+    commit_sha: Mapped[str] = mapped_column(String(64))
+    branch: Mapped[str | None] = mapped_column(String(300))
+    repo: Mapped[str | None] = mapped_column(String(200))
+    pr_number: Mapped[int | None]
+    context_id: Mapped[str | None] = mapped_column(ForeignKey("contexts.id"))
+    status: Mapped[str] = mapped_column(String(12), default="uploading")  # uploading|comparing|done
+    created_by: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finalized_at: Mapped[datetime | None]
+    completed_at: Mapped[datetime | None]
+
+
+class Image(Base):
+    """One uploaded screenshot: a story's image in a build, or a push into a context."""
+
+    __tablename__ = "images"
+    __table_args__ = (Index("ix_images_context_name", "context_id", "name", "variant"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
+    sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+    media_type: Mapped[str] = mapped_column(String(20), default="image/png")
+    size: Mapped[int] = mapped_column(BigInteger)
+    width: Mapped[int | None]
+    height: Mapped[int | None]
+    name: Mapped[str] = mapped_column(String(200))
+    variant: Mapped[str] = mapped_column(String(100), default="")
+    source: Mapped[str] = mapped_column(String(10))  # build | push
+    build_id: Mapped[str | None] = mapped_column(ForeignKey("builds.id"))
+    context_id: Mapped[str | None] = mapped_column(ForeignKey("contexts.id"))
+    commit_sha: Mapped[str | None] = mapped_column(String(64))
+    tags: Mapped[list[Any]] = mapped_column(default=list)
+    created_by: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expired_at: Mapped[datetime | None]
+    expired_reason: Mapped[str | None] = mapped_column(String(20))
+
+
+class Baseline(Base):
+    """The approved image of a name + variant, shared or for one context (a PR).
+
+    Rows are never deleted: a replaced, deleted, promoted or discarded baseline gets `ended_at`
+    and `end_reason`, which keeps the history of who approved what, when.
+    """
+
+    __tablename__ = "baselines"
+    __table_args__ = (
+        Index(
+            "uq_baselines_current_shared",
+            "project_id",
+            "name",
+            "variant",
+            unique=True,
+            sqlite_where=text("ended_at IS NULL AND scope = 'shared'"),
+            postgresql_where=text("ended_at IS NULL AND scope = 'shared'"),
+        ),
+        Index(
+            "uq_baselines_current_context",
+            "project_id",
+            "context_id",
+            "name",
+            "variant",
+            unique=True,
+            sqlite_where=text("ended_at IS NULL AND scope = 'context'"),
+            postgresql_where=text("ended_at IS NULL AND scope = 'context'"),
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    variant: Mapped[str] = mapped_column(String(100), default="")
+    scope: Mapped[str] = mapped_column(String(10))  # shared | context
+    context_id: Mapped[str | None] = mapped_column(ForeignKey("contexts.id"))
+    image_id: Mapped[str] = mapped_column(ForeignKey("images.id"))
+    source: Mapped[str] = mapped_column(String(12))  # registered | approved | promoted
+    comparison_id: Mapped[str | None] = mapped_column(String(40))
+    created_by: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ended_at: Mapped[datetime | None]
+    end_reason: Mapped[str | None] = mapped_column(
+        String(12)
+    )  # replaced|deleted|promoted|discarded
+    ended_by: Mapped[str | None] = mapped_column(String(40))
+
+
+class Comparison(Base):
+    """A candidate image compared with the baseline current at request time: a "diff"."""
+
+    __tablename__ = "comparisons"
+    __table_args__ = (Index("ix_comparisons_state", "state"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
+    image_id: Mapped[str] = mapped_column(ForeignKey("images.id"), index=True)
+    build_id: Mapped[str | None] = mapped_column(ForeignKey("builds.id"))
+    context_id: Mapped[str | None] = mapped_column(ForeignKey("contexts.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    variant: Mapped[str] = mapped_column(String(100), default="")
+    # The baseline compared with; None when this comparison registered the first baseline.
+    baseline_id: Mapped[str | None] = mapped_column(ForeignKey("baselines.id"))
+    baseline_image_id: Mapped[str | None] = mapped_column(ForeignKey("images.id"))
+    baseline_scope: Mapped[str | None] = mapped_column(String(10))
+    registered: Mapped[bool] = mapped_column(Boolean, default=False)
+    state: Mapped[str] = mapped_column(String(10), default="requested")  # requested|done|failed
+    masks: Mapped[list[Any]] = mapped_column(default=list)
+    max_diff_ratio: Mapped[float] = mapped_column(Float, default=0.0)
+    threshold: Mapped[float] = mapped_column(Float, default=0.1)
+    changed: Mapped[bool | None] = mapped_column(Boolean)
+    identical: Mapped[bool | None] = mapped_column(Boolean)
+    diff_ratio: Mapped[float | None] = mapped_column(Float)
+    changed_pixels: Mapped[int | None] = mapped_column(BigInteger)
+    compared_pixels: Mapped[int | None] = mapped_column(BigInteger)
+    width: Mapped[int | None]
+    height: Mapped[int | None]
+    regions: Mapped[list[Any]] = mapped_column(default=list)
+    diff_sha256: Mapped[str | None] = mapped_column(String(64))
+    failure_reason: Mapped[str | None] = mapped_column(Text)
+    requested_at: Mapped[datetime] = mapped_column(default=utcnow)
+    completed_at: Mapped[datetime | None]
+    decision: Mapped[str] = mapped_column(String(10), default="pending")
+    decided_by: Mapped[str | None] = mapped_column(String(40))
+    decided_at: Mapped[datetime | None]
+    approved_by: Mapped[str | None] = mapped_column(String(40))
+    approved_at: Mapped[datetime | None]
+
+
+class Story(Base):
+    """A named screenshot in a build and the state of its comparison."""
+
+    __tablename__ = "stories"
+    __table_args__ = (
+        UniqueConstraint("build_id", "name", "variant"),
+        Index("ix_stories_build_state", "build_id", "state"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    build_id: Mapped[str] = mapped_column(ForeignKey("builds.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    variant: Mapped[str] = mapped_column(String(100), default="")
+    image_id: Mapped[str | None] = mapped_column(ForeignKey("images.id"))
+    comparison_id: Mapped[str | None] = mapped_column(ForeignKey("comparisons.id"))
+    baseline_id: Mapped[str | None] = mapped_column(ForeignKey("baselines.id"))  # removed ones
+    # pending | new | changed | unchanged | removed | failed
+    state: Mapped[str] = mapped_column(String(10), default="pending")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Thread(Base):
+    """A comment on a diff: a root (with its anchor and status) or a reply to one."""
+
+    __tablename__ = "threads"
+    __table_args__ = (Index("ix_threads_comparison", "comparison_id", "parent_id"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    comparison_id: Mapped[str] = mapped_column(ForeignKey("comparisons.id"))
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("threads.id"))
+    body: Mapped[str] = mapped_column(Text)
+    anchor: Mapped[dict[str, Any] | None]
+    side: Mapped[str] = mapped_column(String(6), default="after")
+    status: Mapped[str] = mapped_column(String(10), default="open")  # open | resolved
+    author_key_id: Mapped[str] = mapped_column(String(40))
+    author_name: Mapped[str] = mapped_column(String(100))
+    author_is_agent: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    resolved_at: Mapped[datetime | None]
+    resolved_by: Mapped[str | None] = mapped_column(String(40))
+
+
+class Job(Base):
+    """Background work as a row: it names ids only, and moves pending -> running -> done|failed.
+
+    A running job whose lease ran out (its worker died) is pending again.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_claim", "state", "run_after"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(30))
+    subject_id: Mapped[str] = mapped_column(String(40))
+    state: Mapped[str] = mapped_column(String(10), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    run_after: Mapped[datetime] = mapped_column(default=utcnow)
+    locked_by: Mapped[str | None] = mapped_column(String(60))
+    locked_until: Mapped[datetime | None]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
