@@ -1,0 +1,122 @@
+"""Shared fixtures: a real Env on SQLite and on PostgreSQL, bootstrapped keys, and jobs run
+in-process (the worker's own function) so service tests need no worker processes."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+
+from viewfinder.imaging import png
+from viewfinder.jobs.worker import run_one
+from viewfinder.services import projects
+from viewfinder.services.env import Actor, Env
+from viewfinder.settings import Settings
+
+PG_ADMIN = os.environ.get("VIEWFINDER_TEST_PG", "postgresql://postgres@127.0.0.1/test")
+
+
+def _pg_url(name: str) -> str:
+    return PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + "/" + name
+
+
+@pytest.fixture(scope="session")
+def pg_template(worker_id: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A migrated database to copy: CREATE DATABASE ... TEMPLATE is much faster than migrating."""
+    name = f"vf_tpl_{worker_id}_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    scratch = tmp_path_factory.mktemp("template")
+    env = Env.open(Settings(data_dir=scratch, database_url=_pg_url(name), secret="t"))
+    env.close()
+    yield name
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Env]:
+    url = None
+    name = None
+    if request.param == "postgresql":
+        template = request.getfixturevalue("pg_template")
+        name = f"vf_t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        url = _pg_url(name)
+    settings = Settings(data_dir=tmp_path / "data", database_url=url, workers=0, secret="test")
+    opened = Env.open(settings)
+    yield opened
+    opened.close()
+    if name is not None:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@dataclass
+class Keys:
+    admin: Actor
+    ci: Actor
+    agent: Actor
+    secrets: dict[str, str]
+
+
+def _keys(env: Env, name: str) -> Keys:
+    if name == "default":
+        boot = projects.bootstrap(env)
+        assert boot is not None
+        new = boot.keys
+    else:
+        projects.create_project(env, name)
+        new = {
+            role: projects.create_key(env, None, roles=[r], label=role, kind=kind, project=name)
+            for role, r, kind in (
+                ("admin", "admin", "person"),
+                ("ci", "upload", "ci"),
+                ("agent", "review", "agent"),
+            )
+        }
+    actors = {role: projects.authenticate(env, k.key) for role, k in new.items()}
+    return Keys(**actors, secrets={role: k.key for role, k in new.items()})
+
+
+@pytest.fixture
+def keys(env: Env) -> Keys:
+    """The first project's admin, CI (upload) and agent (review) keys, as Actors."""
+    return _keys(env, "default")
+
+
+@pytest.fixture
+def other(env: Env, keys: Keys) -> Keys:
+    """Keys of a second project, for scoping tests."""
+    return _keys(env, "other")
+
+
+def drain(env: Env) -> int:
+    """Run every queued job in this process, as a worker would. Returns how many ran."""
+    count = 0
+    while run_one(env, "test:0"):
+        count += 1
+    return count
+
+
+def shot(
+    color: tuple[int, int, int] = (255, 255, 255),
+    box: tuple[int, int, int, int] | None = None,
+    *,
+    size: tuple[int, int] = (64, 48),
+    fill: tuple[int, int, int] = (0, 0, 0),
+) -> bytes:
+    """A small PNG: a flat colour with an optional filled box (x0, y0, x1, y1)."""
+    width, height = size
+    pixels = np.full((height, width, 3), color, np.uint8)
+    if box is not None:
+        x0, y0, x1, y1 = box
+        pixels[y0:y1, x0:x1] = fill
+    return png.encode(pixels, level=1)

@@ -1,0 +1,95 @@
+"""The REST API's contract: one error shape, status codes, OpenAPI, bounded uploads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import Keys, shot
+from viewfinder.api.app import create_app
+from viewfinder.services.env import Env
+
+
+@pytest.fixture
+def client(env: Env) -> Iterator[TestClient]:
+    with TestClient(create_app(env=env, workers=0)) as c:
+        yield c
+
+
+def auth(keys: Keys, role: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {keys.secrets[role]}"}
+
+
+def assert_error(response: object, status: int, code: str, fragment: str) -> None:
+    assert response.status_code == status, response.text  # type: ignore[attr-defined]
+    body = response.json()  # type: ignore[attr-defined]
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}
+    assert body["error"]["code"] == code and fragment in body["error"]["message"]
+
+
+def test_every_error_has_one_shape(client: TestClient, keys: Keys) -> None:
+    assert_error(client.get("/api/v1/builds"), 401, "unauthenticated", "no API key")
+    assert_error(
+        client.get("/api/v1/builds/bld_x", headers=auth(keys, "ci")), 404, "not_found", "no build"
+    )
+    assert_error(
+        client.post("/api/v1/keys", json={"roles": ["review"]}, headers=auth(keys, "ci")),
+        403,
+        "forbidden",
+        "'admin' role",
+    )
+    assert_error(
+        client.get("/api/v1/build", headers=auth(keys, "ci")),
+        400,
+        "invalid_input",
+        "exactly one of",
+    )
+    response = client.post("/api/v1/builds", json={"branch": 3}, headers=auth(keys, "ci"))
+    assert_error(response, 400, "invalid_input", "commit_sha")
+    assert {"field": "commit_sha", "problem": "Field required"} in response.json()["error"][
+        "details"
+    ]
+    assert_error(client.get("/nowhere"), 404, "not_found", "Not Found")
+
+
+def test_an_oversized_upload_is_refused_before_it_is_read(client: TestClient, keys: Keys) -> None:
+    build = client.post("/api/v1/builds", json={"commit_sha": "abcd"}, headers=auth(keys, "ci"))
+    big = b"\x89PNG" + b"\0" * (client.app.state.env.settings.max_image_bytes)  # type: ignore[attr-defined]
+    response = client.put(
+        f"/api/v1/builds/{build.json()['id']}/stories",
+        params={"name": "x"},
+        content=big,
+        headers=auth(keys, "ci"),
+    )
+    assert_error(response, 413, "image_too_large", "at most")
+
+
+def test_a_story_upload_round_trips(client: TestClient, keys: Keys) -> None:
+    build = client.post("/api/v1/builds", json={"commit_sha": "abcd"}, headers=auth(keys, "ci"))
+    story = client.put(
+        f"/api/v1/builds/{build.json()['id']}/stories",
+        params={"name": "home", "variant": "64x48"},
+        content=shot(),
+        headers=auth(keys, "ci"),
+    )
+    assert story.status_code == 201 and story.json()["state"] == "new"
+    image = client.get(f"/api/v1/stories/{story.json()['id']}/image", headers=auth(keys, "agent"))
+    assert image.headers["content-type"] == "image/png" and image.content == shot()
+    signed = client.get(story.json()["urls"]["candidate"].split("8000", 1)[1])
+    assert signed.status_code == 200 and signed.content == shot()
+
+
+def test_the_openapi_document_describes_the_api(client: TestClient) -> None:
+    doc = client.get("/openapi.json").json()
+    assert doc["info"]["title"] == "Viewfinder"
+    for path in (
+        "/api/v1/builds",
+        "/api/v1/build",
+        "/api/v1/diffs/{diff_id}/review",
+        "/api/v1/images",
+        "/api/v1/contexts/close",
+        "/api/v1/baselines",
+    ):
+        assert path in doc["paths"]

@@ -1,0 +1,182 @@
+"""Builds: stories compared with baselines, states, counts, verdicts, selectors, pagination."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Keys, drain, shot
+from viewfinder.errors import Conflict, Forbidden, InvalidImage, InvalidInput, NotFound
+from viewfinder.services import builds
+from viewfinder.services.env import Env
+from viewfinder.store.models import Job
+
+
+def upload(env: Env, keys: Keys, sha: str, stories: dict[str, bytes], **build: object) -> str:
+    record = builds.create_build(env, keys.ci, commit_sha=sha, **build)  # type: ignore[arg-type]
+    for name, data in stories.items():
+        builds.add_story(env, keys.ci, record.id, name=name, variant="64x48", data=data)
+    builds.finalize_build(env, keys.ci, record.id)
+    drain(env)
+    return record.id
+
+
+def test_a_first_build_registers_every_story_as_new(env: Env, keys: Keys) -> None:
+    build_id = upload(env, keys, "aaa1", {"home": shot(), "login": shot(box=(1, 1, 5, 5))})
+    detail = builds.get_build(env, keys.agent, build_id=build_id)
+    assert (detail.status, detail.verdict, detail.review) == ("done", "unchanged", "none")
+    assert detail.counts.new == 2 and detail.counts.changed == 0
+    assert [s.name for s in detail.new.items] == ["home", "login"]
+
+
+def test_a_second_build_reports_changed_unchanged_removed_and_new(env: Env, keys: Keys) -> None:
+    upload(env, keys, "aaa1", {"home": shot(), "login": shot(), "gone": shot()})
+    second = upload(
+        env, keys, "bbb2", {"home": shot(), "login": shot(box=(2, 2, 20, 20)), "fresh": shot()}
+    )
+    detail = builds.get_build(env, keys.agent, build_id=second)
+    counts = detail.counts
+    assert (counts.unchanged, counts.changed, counts.removed, counts.new) == (1, 1, 1, 1)
+    assert detail.verdict == "changed" and detail.review == "pending"
+    (changed,) = detail.changed.items
+    assert changed.name == "login" and changed.diff_ratio == pytest.approx(324 / 3072)
+    assert changed.urls.baseline and changed.urls.candidate and changed.urls.diff
+    assert [s.name for s in detail.removed.items] == ["gone"]
+
+
+def test_byte_identical_stories_are_settled_without_a_job(env: Env, keys: Keys) -> None:
+    upload(env, keys, "aaa1", {"home": shot()})
+    build = builds.create_build(env, keys.ci, commit_sha="bbb2")
+    story = builds.add_story(env, keys.ci, build.id, name="home", variant="64x48", data=shot())
+    assert story.state == "unchanged"
+    with env.db.read() as s:
+        assert s.query(Job).count() == 0
+
+
+def test_a_build_completes_when_its_last_comparison_does(env: Env, keys: Keys) -> None:
+    upload(env, keys, "aaa1", {"home": shot()})
+    build = builds.create_build(env, keys.ci, commit_sha="bbb2")
+    builds.add_story(
+        env, keys.ci, build.id, name="home", variant="64x48", data=shot(box=(0, 0, 9, 9))
+    )
+    assert builds.finalize_build(env, keys.ci, build.id).status == "comparing"
+    assert builds.get_build(env, keys.ci, build_id=build.id).verdict == "pending"
+    drain(env)
+    done = builds.get_build(env, keys.ci, build_id=build.id)
+    assert (done.status, done.verdict, done.counts.changed) == ("done", "changed", 1)
+    assert done.completed_at is not None
+
+
+def test_uploading_the_same_story_twice_is_safe_but_other_bytes_conflict(
+    env: Env, keys: Keys
+) -> None:
+    build = builds.create_build(env, keys.ci, commit_sha="aaa1")
+    first = builds.add_story(env, keys.ci, build.id, name="home", variant=None, data=shot())
+    again = builds.add_story(env, keys.ci, build.id, name="home", variant=None, data=shot())
+    assert again.id == first.id
+    with pytest.raises(Conflict, match="already has a story 'home'"):
+        builds.add_story(
+            env, keys.ci, build.id, name="home", variant=None, data=shot(box=(0, 0, 2, 2))
+        )
+
+
+def test_a_finalized_build_takes_no_more_stories(env: Env, keys: Keys) -> None:
+    build_id = upload(env, keys, "aaa1", {"home": shot()})
+    with pytest.raises(Conflict, match="is finalized"):
+        builds.add_story(env, keys.ci, build_id, name="new", variant=None, data=shot())
+    assert builds.finalize_build(env, keys.ci, build_id).status == "done"  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"name": ""}, "name is empty"),
+        ({"name": "x" * 201}, "name is 201 characters; at most 200"),
+        ({"variant": "wide"}, "viewport 'wide' is not WIDTHxHEIGHT"),
+        ({"variant": "0x10"}, "is not WIDTHxHEIGHT"),
+        ({"data": b"GIF89a"}, "not a PNG file"),
+        ({"data": shot()[:-20]}, "truncated"),
+    ],
+)
+def test_bad_stories_are_refused_and_nothing_is_stored(
+    env: Env, keys: Keys, fields: dict[str, object], message: str
+) -> None:
+    build = builds.create_build(env, keys.ci, commit_sha="aaa1")
+    story = {"name": "home", "variant": "64x48", "data": shot()} | fields
+    with pytest.raises((InvalidInput, InvalidImage), match=message):
+        builds.add_story(env, keys.ci, build.id, **story)  # type: ignore[arg-type]
+    assert builds.finalize_build(env, keys.ci, build.id).counts.model_dump() == {
+        "changed": 0,
+        "new": 0,
+        "removed": 0,
+        "failed": 0,
+        "unchanged": 0,
+        "pending": 0,
+    }
+
+
+def test_a_corrupt_png_fails_its_story_with_the_reason(env: Env, keys: Keys) -> None:
+    upload(env, keys, "aaa1", {"home": shot()})
+    data = bytearray(shot(box=(0, 0, 30, 30)))
+    data[60:70] = b"\xff" * 10  # inside the image data
+    build_id = upload(env, keys, "bbb2", {"home": bytes(data)})
+    detail = builds.get_build(env, keys.ci, build_id=build_id)
+    assert (detail.verdict, detail.counts.failed) == ("failed", 1)
+    from viewfinder.services import comparisons
+
+    diff = comparisons.get_diff(env, keys.ci, detail.failed.items[0].diff_id or "")
+    assert diff.state == "failed" and "corrupt" in (diff.failure_reason or "")
+
+
+def test_a_pr_build_needs_its_repository(env: Env, keys: Keys) -> None:
+    with pytest.raises(InvalidInput, match="pass repo as owner/name together with pr_number"):
+        builds.create_build(env, keys.ci, commit_sha="aaa1", pr_number=3)
+    with pytest.raises(InvalidInput, match="is not a hexadecimal commit id"):
+        builds.create_build(env, keys.ci, commit_sha="not a sha")
+
+
+def test_a_build_is_selected_by_exactly_one_of_id_commit_and_pr(env: Env, keys: Keys) -> None:
+    first = upload(env, keys, "aaaa1", {"home": shot()}, repo="acme/web", pr_number=4)
+    second = upload(env, keys, "bbbb2", {"home": shot()}, repo="acme/web", pr_number=4)
+    assert builds.get_build(env, keys.agent, commit_sha="AAAA1").id == first
+    assert builds.get_build(env, keys.agent, pr_number=4).id == second  # the newest
+    with pytest.raises(InvalidInput, match=r"exactly one of .* \(none given\)"):
+        builds.get_build(env, keys.agent)
+    with pytest.raises(InvalidInput, match=r"\(several given\)"):
+        builds.get_build(env, keys.agent, build_id=first, pr_number=4)
+    with pytest.raises(NotFound, match="no build for PR #9"):
+        builds.get_build(env, keys.agent, pr_number=9)
+
+
+def test_story_lists_page_25_at_a_time_with_signed_cursors(env: Env, keys: Keys) -> None:
+    upload(env, keys, "aaa1", {f"s{i:02}": shot() for i in range(30)})
+    second = upload(env, keys, "bbb2", {f"s{i:02}": shot(box=(0, 0, 3, 3)) for i in range(30)})
+    detail = builds.get_build(env, keys.agent, build_id=second)
+    assert len(detail.changed.items) == 25 and detail.changed.next_cursor
+    assert detail.unchanged.next_cursor is None
+    rest = builds.list_build_stories(
+        env, keys.agent, second, state="changed", cursor=detail.changed.next_cursor
+    )
+    assert [s.name for s in rest.items] == [f"s{i}" for i in range(25, 30)]
+    assert rest.next_cursor is None
+    with pytest.raises(InvalidInput, match="invalid cursor"):
+        builds.list_build_stories(env, keys.agent, second, cursor=detail.changed.next_cursor + "x")
+    with pytest.raises(InvalidInput, match="belongs to another list"):
+        builds.list_build_stories(
+            env, keys.agent, second, state="new", cursor=detail.changed.next_cursor
+        )
+    with pytest.raises(InvalidInput, match="limit must be an integer from 1 to 100"):
+        builds.list_build_stories(env, keys.agent, second, limit=101)
+    assert len(builds.list_build_stories(env, keys.agent, second, limit=100).items) == 30
+
+
+def test_builds_are_listed_newest_first_twenty_at_a_time(env: Env, keys: Keys) -> None:
+    made = [builds.create_build(env, keys.ci, commit_sha=f"c{i:03x}").id for i in range(23)]
+    page = builds.list_builds(env, keys.agent)
+    assert [b.id for b in page.items] == made[::-1][:20] and page.next_cursor
+    rest = builds.list_builds(env, keys.agent, cursor=page.next_cursor)
+    assert [b.id for b in rest.items] == made[::-1][20:] and rest.next_cursor is None
+
+
+def test_only_upload_keys_create_builds(env: Env, keys: Keys) -> None:
+    with pytest.raises(Forbidden, match="'upload' role"):
+        builds.create_build(env, keys.agent, commit_sha="aaa1")

@@ -1,0 +1,144 @@
+"""Projects and keys: scoping, roles, hashed keys, quotas, signed links."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import select
+
+from tests.conftest import Keys, drain, shot
+from viewfinder.errors import Forbidden, InvalidInput, NotFound, QuotaExceeded, Unauthenticated
+from viewfinder.services import (
+    baselines,
+    builds,
+    comparisons,
+    images,
+    projects,
+    pushes,
+    renders,
+    threads,
+    urls,
+)
+from viewfinder.services.env import Env
+from viewfinder.store.models import ApiKey
+
+
+def test_another_projects_objects_read_as_not_found(env: Env, keys: Keys, other: Keys) -> None:
+    pushes.push(env, keys.ci, shot(), name="home", context_key="docs", compare=True)
+    result = pushes.push(
+        env,
+        keys.ci,
+        shot(box=(0, 0, 5, 5)),
+        name="home",
+        context_key="docs",
+        compare=True,
+        wait_seconds=0,
+    )
+    drain(env)
+    assert result.diff is not None
+    build = builds.create_build(env, keys.ci, commit_sha="aaa1")
+    comment = threads.create_comment(env, keys.agent, result.diff.id, "hi")
+    (baseline,) = baselines.list_baselines(env, keys.agent).items
+    calls = [
+        lambda: builds.get_build(env, other.agent, build_id=build.id),
+        lambda: builds.add_story(env, other.ci, build.id, name="x", variant=None, data=shot()),
+        lambda: comparisons.get_diff(env, other.agent, result.diff.id),  # type: ignore[union-attr]
+        lambda: images.get_image(env, other.agent, result.image_id),
+        lambda: images.expire_image(env, other.admin, result.image_id),
+        lambda: threads.reply(env, other.agent, comment.id, "sneaky"),
+        lambda: baselines.delete_baseline(env, other.admin, baseline.id),
+        lambda: renders.render_diff(env, other.agent, result.diff.id),  # type: ignore[union-attr]
+    ]
+    for call in calls:
+        with pytest.raises(NotFound):
+            call()
+    assert baselines.list_baselines(env, other.agent).items == []
+    assert builds.list_builds(env, other.agent).items == []
+
+
+def test_keys_are_stored_hashed_and_shown_once(env: Env, keys: Keys) -> None:
+    new = projects.create_key(env, keys.admin, roles=["review", "upload"], label="bot")
+    assert new.key.startswith("vf_proj_") and new.roles == ["upload", "review"]
+    with env.db.read() as s:
+        stored = list(s.scalars(select(ApiKey.key_hash)))
+    assert all(new.key not in h and h != new.key for h in stored)
+    assert all("key" not in k.model_dump() for k in projects.list_keys(env, keys.admin))
+
+
+def test_missing_unknown_and_revoked_keys_are_unauthenticated(env: Env, keys: Keys) -> None:
+    for key, message in (
+        (None, "no API key"),
+        ("abc", "keys start with vf_proj_"),
+        ("vf_proj_nope", "unknown or revoked"),
+    ):
+        with pytest.raises(Unauthenticated, match=message):
+            projects.authenticate(env, key)
+    new = projects.create_key(env, keys.admin, roles=["review"])
+    projects.revoke_key(env, keys.admin, new.id)
+    with pytest.raises(Unauthenticated):
+        projects.authenticate(env, new.key)
+
+
+def test_a_missing_role_names_the_role_to_ask_for(env: Env, keys: Keys) -> None:
+    with pytest.raises(Forbidden, match="needs the 'admin' role .* Ask a person"):
+        projects.create_key(env, keys.agent, roles=["admin"])
+    with pytest.raises(InvalidInput, match="roles must be one or more of upload, review"):
+        projects.create_key(env, keys.admin, roles=["root"])
+
+
+def test_the_first_start_creates_one_project_with_three_keys(env: Env, keys: Keys) -> None:
+    assert projects.bootstrap(env) is None  # keys are printed once only
+    assert {k.label: k.roles for k in projects.list_keys(env, keys.admin)} == {
+        "admin": ["admin"],
+        "ci": ["upload"],
+        "agent": ["review"],
+    }
+
+
+def test_over_quota_uploads_are_refused_and_nothing_is_stored(env: Env, keys: Keys) -> None:
+    pushes.push(env, keys.ci, shot(), name="a", context_key="x")
+    used = images.usage(env, keys.ci).used_bytes
+    images.set_quota(env, keys.admin, used + 10)
+    with pytest.raises(QuotaExceeded, match="storage quota reached"):
+        pushes.push(env, keys.ci, shot(box=(0, 0, 9, 9)), name="b", context_key="x")
+    assert images.usage(env, keys.ci).images == 1
+    # The same bytes again cost nothing and are accepted.
+    assert pushes.push(env, keys.ci, shot(), name="c", context_key="x").image_id
+
+
+def test_signed_links_serve_their_image_until_they_expire(env: Env, keys: Keys) -> None:
+    result = pushes.push(env, keys.ci, shot(), name="a", context_key="x", compare=True)
+    assert result.diff is not None and result.diff.urls.candidate
+    token = result.diff.urls.candidate.rsplit("/", 1)[1]
+    assert urls.open_file(env, token) == shot()
+    with pytest.raises(InvalidInput, match="invalid image link"):
+        urls.open_file(env, token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1])
+    short = urls.file_url(env, images.get_image(env, keys.ci, result.image_id).sha256, ttl=1)
+    time.sleep(1.1)
+    with pytest.raises(InvalidInput, match="has expired"):
+        urls.open_file(env, short.rsplit("/", 1)[1])
+
+
+def test_diff_images_are_rendered_whole_paged_and_cropped(env: Env, keys: Keys) -> None:
+    tall = (64, 1200)
+    pushes.push(env, keys.ci, shot(size=tall), name="p", context_key="x", compare=True)
+    changed = shot(size=tall, box=(2, 100, 10, 110))
+    result = pushes.push(
+        env, keys.ci, changed, name="p", context_key="x", compare=True, wait_seconds=0
+    )
+    drain(env)
+    assert result.diff is not None
+    diff = result.diff.id
+    (whole,) = renders.render_diff(env, keys.agent, diff, "diff")
+    assert (whole.width, whole.height) == tall
+    (page,) = renders.render_diff(env, keys.agent, diff, "after", offset=500)
+    assert page.height == 500 and "next page at offset 1000" in page.note
+    (last,) = renders.render_diff(env, keys.agent, diff, "before", offset=1000, height=500)
+    assert last.height == 200 and "next page" not in last.note
+    (crop,) = renders.render_diff(env, keys.agent, diff, "before_after")
+    assert "region 1 of 1: 8x10 at (2, 100)" in crop.note
+    with pytest.raises(InvalidInput, match="past the image's bottom"):
+        renders.render_diff(env, keys.agent, diff, "after", offset=5000)
+    with pytest.raises(InvalidInput, match="which must be one of"):
+        renders.render_diff(env, keys.agent, diff, "sideways")
