@@ -32,8 +32,8 @@ def check_repo(repo: str | None) -> str | None:
 def check_pr(pr_number: int | None) -> int | None:
     if pr_number is None:
         return None
-    if isinstance(pr_number, bool) or not isinstance(pr_number, int) or pr_number < 1:
-        raise InvalidInput(f"pr_number must be a positive integer (got {pr_number!r})")
+    if isinstance(pr_number, bool) or not isinstance(pr_number, int) or not 1 <= pr_number < 2**31:
+        raise InvalidInput(f"pr_number must be a positive integer below 2^31 (got {pr_number!r})")
     return pr_number
 
 
