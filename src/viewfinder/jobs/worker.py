@@ -11,15 +11,17 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
 
 from viewfinder.jobs import queue
 from viewfinder.runtime import tune_allocator
-from viewfinder.services import comparisons
+from viewfinder.services import comparisons, contexts
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
 
 log = logging.getLogger("viewfinder.worker")
+SWEEP_SECONDS = 60.0  # how often expiry policies with a TTL are applied
 
 HANDLERS: dict[str, Callable[[Env, str], None]] = {comparisons.COMPARE_JOB: comparisons.run}
 FAILERS: dict[str, Callable[[Env, str, str], None]] = {comparisons.COMPARE_JOB: comparisons.fail}
@@ -59,11 +61,15 @@ def run(
     env = Env.open(settings, migrate=False)
     name = worker_name()
     idle = 0.01
+    next_sweep = 0.0
     try:
         while not stop.is_set():
             if supervised and os.getppid() != parent:
                 log.info("the server is gone; stopping")
                 break
+            if time.monotonic() >= next_sweep:
+                contexts.expire_by_ttl(env)
+                next_sweep = time.monotonic() + SWEEP_SECONDS
             if run_one(env, name):
                 idle = 0.01
             else:

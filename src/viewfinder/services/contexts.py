@@ -4,6 +4,7 @@ grouped in, expire with, and (for PRs) keep their own baselines in until closed.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -88,6 +89,7 @@ def context_record(c: Context) -> ContextRecord:
         close_reason=c.close_reason,
         closed_at=c.closed_at,
         expire_policy=c.expire_policy,
+        ttl_seconds=c.ttl_seconds,
         created_at=c.created_at,
     )
 
@@ -193,3 +195,59 @@ def close_context(
             baselines_discarded=discarded,
             images_expired=expired,
         )
+
+
+POLICIES = ("on_close", "ttl", "never")
+
+
+def set_policy(
+    env: Env,
+    actor: Actor,
+    *,
+    expire_policy: str,
+    ttl_seconds: int | None = None,
+    context_key: str | None = None,
+    context_type: str | None = None,
+    pr_number: int | None = None,
+    repo: str | None = None,
+) -> ContextRecord:
+    """Choose when a context's images expire: on_close (the default), ttl (``ttl_seconds``
+    after each push) or never. Creates the context when it does not exist yet."""
+    actor.require("upload", "set a context's expiry policy")
+    if expire_policy not in POLICIES:
+        raise InvalidInput(f"expire_policy must be one of {', '.join(POLICIES)}")
+    if (expire_policy == "ttl") != (ttl_seconds is not None):
+        raise InvalidInput("ttl_seconds is required with expire_policy ttl, and only with it")
+    if ttl_seconds is not None and not 60 <= ttl_seconds <= 10 * 365 * 86400:
+        raise InvalidInput("ttl_seconds is from 60 (a minute) to 315360000 (ten years)")
+    ctype, key, ctx_repo, ctx_pr = parse_selector(
+        context_key=context_key, context_type=context_type, pr_number=pr_number, repo=repo
+    )
+    with env.db.write() as s:
+        context = get_or_create(s, actor.project_id, ctype, key, repo=ctx_repo, pr_number=ctx_pr)
+        context.expire_policy = expire_policy
+        context.ttl_seconds = ttl_seconds
+        return context_record(context)
+
+
+def expire_by_ttl(env: Env) -> int:
+    """Expire images of ttl contexts once they are older than the context's ttl. Run
+    periodically by the workers; returns how many images expired."""
+    now = utcnow()
+    expired = 0
+    with env.db.write() as s:
+        for context in s.scalars(select(Context).where(Context.expire_policy == "ttl")):
+            if context.ttl_seconds is None:
+                continue
+            cutoff = now - timedelta(seconds=context.ttl_seconds)
+            for image in s.scalars(
+                select(Image).where(
+                    Image.context_id == context.id,
+                    Image.expired_at.is_(None),
+                    Image.created_at < cutoff,
+                )
+            ):
+                image.expired_at = now
+                image.expired_reason = "ttl"
+                expired += 1
+    return expired

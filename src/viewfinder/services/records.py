@@ -211,6 +211,7 @@ class ContextRecord(Record):
     close_reason: Literal["merged", "closed", "manual"] | None
     closed_at: datetime | None
     expire_policy: Literal["on_close", "ttl", "never"]
+    ttl_seconds: int | None = None
     created_at: datetime
 
 

@@ -121,6 +121,21 @@ async def close_context(body: CloseBody, env: EnvDep, actor: ActorDep) -> CloseR
     return await call(contexts.close_context, env, actor, **body.model_dump())
 
 
+class PolicyBody(BaseModel):
+    context_key: str | None = None
+    context_type: Literal["github_pr", "manual"] | None = None
+    pr_number: int | None = None
+    repo: str | None = None
+    expire_policy: Literal["on_close", "ttl", "never"]
+    ttl_seconds: int | None = Field(None, description="With ttl: seconds an image stays.")
+
+
+@router.post("/contexts/policy")
+async def set_policy(body: PolicyBody, env: EnvDep, actor: ActorDep) -> ContextRecord:
+    """When the context's images expire: on close (default), after a TTL, or never."""
+    return await call(contexts.set_policy, env, actor, **body.model_dump())
+
+
 @router.get("/baselines")
 async def list_baselines(
     env: EnvDep,
