@@ -10,7 +10,7 @@ PYTEST_WORKERS ?= auto
 PEERS := bench/.peers
 PEERS_STAMP := $(PEERS)/node_modules/.package.json
 
-.PHONY: install test check bench chromium format docs clean
+.PHONY: install test check serve bench chromium format docs clean
 
 install: $(STAMP)
 
@@ -28,6 +28,10 @@ check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# The review server on http://127.0.0.1:8000, data in .viewfinder/ (keys printed on first start).
+serve: install
+	$(VENV)/bin/viewfinder serve
 
 format: install
 	$(VENV)/bin/ruff check --fix .

@@ -5,6 +5,7 @@ tests/test_docs.py fails when the README is out of date, so the reference never 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,20 +13,75 @@ from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- cli-reference:start -->", "<!-- cli-reference:end -->"
-COMMANDS = [["diff"]]
+COMMANDS = [
+    ["diff"],
+    ["serve"],
+    ["worker"],
+    ["keys", "create"],
+    ["keys", "list"],
+    ["upload"],
+    ["builds"],
+    ["build"],
+    ["stories"],
+    ["review"],
+    ["accept-build"],
+    ["approve"],
+    ["show-diff"],
+    ["comments", "list"],
+    ["comments", "add"],
+    ["comments", "reply"],
+    ["comments", "update"],
+    ["comments", "resolve"],
+    ["comments", "delete"],
+    ["baselines"],
+    ["baselines", "delete"],
+    ["push"],
+    ["image"],
+    ["close"],
+    ["expire"],
+    ["pr-comment"],
+    ["usage"],
+]
 
 
-def help_text(command: list[str]) -> str:
-    env = {**os.environ, "COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"}
-    exe = Path(sys.executable).with_name("viewfinder")
+# Renders every command's help in one child process: a process per command costs close to a
+# second each, and test_docs renders the reference on every test run.
+_RENDER = """
+import contextlib, io, json, sys
+from typer.main import get_command
+from viewfinder.cli import app
+
+command = get_command(app)
+texts = []
+for args in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        command.main([*args, "--help"], prog_name="viewfinder", standalone_mode=False)
+    texts.append(out.getvalue().rstrip())
+print(json.dumps(texts))
+"""
+
+
+def help_texts(commands: list[list[str]]) -> list[str]:
+    # Without the user's VIEWFINDER_* settings, so the reference reads the same on every machine.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIEWFINDER_")}
+    env |= {"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"}
     out = subprocess.run(
-        [str(exe), *command, "--help"], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", _RENDER, json.dumps(commands)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
-    return out.stdout.rstrip()
+    texts: list[str] = json.loads(out.stdout)
+    return texts
 
 
 def reference() -> str:
-    parts = [f"### `viewfinder {' '.join(c)}`\n\n```text\n{help_text(c)}\n```" for c in COMMANDS]
+    parts = [
+        f"### `viewfinder {' '.join(c)}`\n\n```text\n{text}\n```"
+        for c, text in zip(COMMANDS, help_texts(COMMANDS), strict=True)
+    ]
     return "\n\n".join(parts)
 
 

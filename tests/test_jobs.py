@@ -71,6 +71,7 @@ def test_a_failing_job_is_retried_with_backoff_then_its_comparison_fails(
 def test_a_job_for_a_finished_comparison_does_nothing(env: Env, keys: Keys) -> None:
     diff = queued_diff(env, keys)
     drain(env)
-    before = comparisons.get_diff(env, keys.ci, diff)
+    # Signed URLs carry an expiry, so compare the records without them.
+    before = comparisons.get_diff(env, keys.ci, diff).model_dump(exclude={"urls"})
     comparisons.run(env, diff)
-    assert comparisons.get_diff(env, keys.ci, diff) == before
+    assert comparisons.get_diff(env, keys.ci, diff).model_dump(exclude={"urls"}) == before

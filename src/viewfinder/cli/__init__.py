@@ -1,11 +1,24 @@
-"""The `viewfinder` command line: a thin adapter over the engine and (later) the services."""
+"""The `viewfinder` command line: a thin adapter over the engine, the REST API and, for the
+commands that run the server itself, the local services."""
 
 from __future__ import annotations
 
 import typer
 
-from viewfinder.cli import diff
-from viewfinder.runtime import tune_allocator
+from viewfinder.cli import (
+    baselines,
+    builds,
+    comments,
+    contexts,
+    diff,
+    diffs,
+    keys,
+    push,
+    serve,
+    upload,
+)
+from viewfinder.cli.client import ClientError
+from viewfinder.cli.output import EXIT_ERROR
 
 app = typer.Typer(
     name="viewfinder",
@@ -16,6 +29,25 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.command("diff")(diff.diff)
+app.command("serve")(serve.serve)
+app.command("worker")(serve.worker)
+app.add_typer(keys.app, name="keys")
+app.command("upload")(upload.upload)
+app.command("builds")(builds.builds)
+app.command("build")(builds.build)
+app.command("stories")(builds.stories)
+app.command("accept-build")(builds.accept_build)
+app.command("review")(diffs.review)
+app.command("approve")(diffs.approve)
+app.command("show-diff")(diffs.show_diff)
+app.add_typer(comments.app, name="comments")
+app.add_typer(baselines.app, name="baselines")
+app.command("push")(push.push)
+app.command("image")(push.image)
+app.command("close")(contexts.close)
+app.command("expire")(contexts.expire)
+app.command("pr-comment")(contexts.pr_comment)
+app.command("usage")(contexts.usage)
 
 
 @app.callback()
@@ -24,5 +56,9 @@ def _root() -> None:
 
 
 def main() -> None:
-    tune_allocator()
-    app()
+    try:
+        app()
+    except ClientError as exc:
+        # Raised by the API commands, possibly from upload threads, and reported once here.
+        typer.echo(f"error: {exc.message}", err=True)
+        raise SystemExit(EXIT_ERROR) from None

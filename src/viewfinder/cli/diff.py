@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, fail_on, print_json
 from viewfinder.errors import ViewfinderError
 from viewfinder.fsutil import write_atomic
-from viewfinder.imaging import Comparison, compare
+from viewfinder.runtime import tune_allocator
+
+if TYPE_CHECKING:
+    from viewfinder.imaging import Comparison
 
 
 def _parse_mask(text: str) -> tuple[int, int, int, int]:
@@ -64,6 +67,11 @@ def diff(
     ] = False,
 ) -> None:
     """Compare two screenshots. Exit 0 when unchanged, 1 when changed, 2 on bad input."""
+    # Here rather than at start-up: only comparing needs either, and the API commands, which
+    # never decode an image, start faster without them.
+    from viewfinder.imaging import compare
+
+    tune_allocator()
     masks = [_parse_mask(m) for m in mask or []]
     base_bytes, candidate_bytes = _read(base, "base"), _read(candidate, "candidate")
     try:

@@ -264,8 +264,8 @@ def usage(env: Env, actor: Actor) -> UsageRecord:
 
 def set_quota(env: Env, actor: Actor, quota_bytes: int | None) -> UsageRecord:
     actor.require("admin", "change the storage quota")
-    if quota_bytes is not None and quota_bytes < 0:
-        raise InvalidInput("a quota is 0 bytes or more, or none for no limit")
+    if quota_bytes is not None and not 0 <= quota_bytes < 2**62:
+        raise InvalidInput("a quota is from 0 to 2^62 bytes, or none for no limit")
     with env.db.write() as s:
         project = s.get(Project, actor.project_id)
         assert project is not None

@@ -1,0 +1,173 @@
+"""The CLI's HTTP client for the REST API: the server address and key every command shares,
+bearer authentication, timeouts, and the one way failures reach the user."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import quote
+
+import httpx
+import typer
+
+from viewfinder import __version__
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+# Long enough for a push with --compare, which the server holds open for up to 30 s.
+READ_TIMEOUT = 90.0
+CONNECT_TIMEOUT = 5.0
+# 507 (storage quota) is a 5xx too, but waiting does not fix it.
+RETRYABLE_STATUS = frozenset({500, 502, 503, 504})
+
+UrlOption = Annotated[
+    str,
+    typer.Option("--url", envvar="VIEWFINDER_URL", metavar="URL", help="The Viewfinder server."),
+]
+KeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--key",
+        envvar="VIEWFINDER_KEY",
+        metavar="KEY",
+        help="API key (vf_proj_...).",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the server's record as JSON.")]
+
+
+class ClientError(Exception):
+    """A request that got no usable answer. ``message`` is what the user reads after `error:`;
+    ``retryable`` says whether the same request may succeed later."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+
+
+class ApiError(ClientError):
+    """The server answered with its error body ``{"error": {"code", "message", "details"}}``."""
+
+    def __init__(self, status: int, code: str, message: str, details: Any = None) -> None:
+        super().__init__(f"[{code}] {message}", retryable=status in RETRYABLE_STATUS)
+        self.status = status
+        self.code = code
+        self.details = details
+
+    @classmethod
+    def from_response(cls, response: httpx.Response) -> ApiError:
+        try:
+            error = response.json()["error"]
+            return cls(response.status_code, str(error["code"]), str(error["message"]))
+        except (ValueError, KeyError, TypeError):
+            # Not our server's shape: a proxy page or another program on that port.
+            text = " ".join(response.text.split())[:200] or response.reason_phrase
+            return cls(response.status_code, f"http_{response.status_code}", text)
+
+
+def unreachable(url: str) -> ClientError:
+    return ClientError(
+        f"cannot reach Viewfinder at {url}: is `viewfinder serve` running? Set VIEWFINDER_URL.",
+        retryable=True,
+    )
+
+
+def _params(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    # httpx sends None as an empty value, which the API would read as given.
+    return {k: v for k, v in params.items() if v is not None} if params else None
+
+
+def _verify(url: str) -> bool:
+    # Loading the CA bundle costs a CLI run about 80 ms; plain http never uses it, and redirects
+    # (the only way to reach https from there) are not followed.
+    return url.startswith("https://")
+
+
+def segment(value: str | int) -> str:
+    """A path segment: ids come from the command line and must not reach another route."""
+    return quote(str(value), safe="")
+
+
+class Client:
+    def __init__(self, url: str, key: str | None) -> None:
+        if not key:
+            raise ClientError(
+                "no API key: set VIEWFINDER_KEY or pass --key. `viewfinder serve` prints the "
+                "first keys when it starts for the first time; `viewfinder keys create` makes more."
+            )
+        self.url = url.rstrip("/")
+        if not self.url.startswith(("http://", "https://")):
+            raise ClientError(f"{url!r} is not an http:// or https:// address (VIEWFINDER_URL)")
+        self._http = httpx.Client(
+            base_url=f"{self.url}/api/v1",
+            headers={
+                "Authorization": f"Bearer {key}",
+                "User-Agent": f"viewfinder-cli/{__version__}",
+            },
+            timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+            verify=_verify(self.url),
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+        content: bytes | None = None,
+    ) -> Any:
+        """The decoded JSON answer. Raises ApiError for an error answer, ClientError when there
+        is no answer."""
+        headers = {"Content-Type": "application/octet-stream"} if content is not None else None
+        try:
+            response = self._http.request(
+                method, path, params=_params(params), json=body, content=content, headers=headers
+            )
+        except httpx.ConnectError:
+            raise unreachable(self.url) from None
+        except httpx.TimeoutException:
+            raise ClientError(
+                f"Viewfinder at {self.url} did not answer in time; try again", retryable=True
+            ) from None
+        except httpx.TransportError as exc:
+            raise ClientError(
+                f"the connection to {self.url} failed: {exc}", retryable=True
+            ) from None
+        if not response.is_success:
+            raise ApiError.from_response(response)
+        try:
+            return response.json()
+        except ValueError:
+            raise ClientError(f"{self.url} answered with something other than JSON") from None
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params)
+
+    def post(self, path: str, body: Any = None, **params: Any) -> Any:
+        return self.request("POST", path, body=body, params=params)
+
+    def fetch(self, url: str) -> bytes:
+        """The bytes behind a signed link (such links carry their own authorisation)."""
+        try:
+            response = httpx.get(
+                url,
+                timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+                verify=_verify(url),
+            )
+        except httpx.ConnectError:
+            raise unreachable(self.url) from None
+        except httpx.HTTPError as exc:
+            raise ClientError(f"downloading {url} failed: {exc}") from None
+        if not response.is_success:
+            raise ApiError.from_response(response)
+        return response.content

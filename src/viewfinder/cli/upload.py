@@ -1,0 +1,200 @@
+"""`viewfinder upload`: one build from a folder of screenshots, as CI runs it."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from viewfinder.cli.client import (
+    DEFAULT_URL,
+    Client,
+    ClientError,
+    JsonOption,
+    KeyOption,
+    UrlOption,
+    segment,
+)
+from viewfinder.cli.gitinfo import repo_for_pr
+from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, print_json
+from viewfinder.cli.render import counts_line, progress
+
+ATTEMPTS = 4
+# Stories are stored idempotently (same name, same bytes), so a retry after a lost answer is
+# safe; the back-off gives a restarting server or a busy database time to recover.
+FIRST_BACKOFF = 0.25
+
+
+def find_stories(directory: Path) -> list[tuple[str, Path]]:
+    """Every PNG under the folder, named by its path relative to it without `.png`."""
+    found = [
+        (path.relative_to(directory).with_suffix("").as_posix(), path)
+        for path in directory.rglob("*.png")
+        if path.is_file()
+    ]
+    return sorted(found)
+
+
+def _put(client: Client, build_id: str, name: str, path: Path, variant: str | None) -> None:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ClientError(f"cannot read {path}: {exc.strerror}") from None
+    delay = FIRST_BACKOFF
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            client.request(
+                "PUT",
+                f"/builds/{segment(build_id)}/stories",
+                params={"name": name, "variant": variant},
+                content=data,
+            )
+            return
+        except ClientError as exc:
+            if not exc.retryable or attempt == ATTEMPTS:
+                raise ClientError(f"{exc.message} (uploading {path})") from None
+        time.sleep(delay)
+        delay *= 2
+
+
+def _upload_all(
+    client: Client,
+    build_id: str,
+    stories: list[tuple[str, Path]],
+    variant: str | None,
+    concurrency: int,
+) -> None:
+    with progress() as bar, ThreadPoolExecutor(max_workers=concurrency) as pool:
+        task = bar.add_task("uploading", total=len(stories))
+        futures = [
+            pool.submit(_put, client, build_id, name, path, variant) for name, path in stories
+        ]
+        for future in futures:
+            future.add_done_callback(lambda _: bar.advance(task))
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [f for f in done if f.exception() is not None]
+        if failed:
+            for future in futures:
+                future.cancel()
+            error = failed[0].exception()
+            assert error is not None
+            raise error
+
+
+def _wait_done(client: Client, build_id: str, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    delay = 0.1
+    with progress() as bar:
+        task = bar.add_task("comparing", total=None)
+        while True:
+            build: dict[str, Any] = client.get(f"/builds/{segment(build_id)}", limit=1)
+            counts = build["counts"]
+            bar.update(
+                task, total=sum(counts.values()), completed=sum(counts.values()) - counts["pending"]
+            )
+            if build["status"] == "done":
+                return build
+            left = deadline - time.monotonic()
+            if left <= 0:
+                fail(
+                    f"build {build_id} is still comparing after {timeout:g} s "
+                    f"({counts['pending']} pending); `viewfinder build {build_id}` shows it later"
+                )
+            time.sleep(min(delay, left))
+            delay = min(delay * 1.5, 1.0)
+
+
+def _summary(build: dict[str, Any]) -> dict[str, Any]:
+    keys = ("status", "verdict", "counts")
+    return {"build_id": build["id"], "url": build["url"], **{k: build[k] for k in keys}}
+
+
+def upload(
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR",
+            help="Folder of screenshots: every *.png under it is a story named by its path.",
+            exists=True,
+            file_okay=False,
+        ),
+    ],
+    commit: Annotated[str, typer.Option(metavar="SHA", help="The commit the screenshots show.")],
+    branch: Annotated[str | None, typer.Option(help="The branch.", show_default=False)] = None,
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            metavar="OWNER/NAME",
+            help="The repository; with --pr, default VIEWFINDER_REPO, GITHUB_REPOSITORY or the "
+            "origin remote.",
+            show_default=False,
+        ),
+    ] = None,
+    pr: Annotated[
+        int | None, typer.Option(metavar="N", help="The pull request.", show_default=False)
+    ] = None,
+    viewport: Annotated[
+        str | None,
+        typer.Option(
+            metavar="WxH", help="Viewport of every story, e.g. 1280x800.", show_default=False
+        ),
+    ] = None,
+    wait_for: Annotated[
+        bool, typer.Option("--wait", help="Wait for the comparisons and exit by the verdict.")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option(metavar="SECONDS", help="How long --wait waits.", min=0)
+    ] = 600,
+    exit_zero_on_changes: Annotated[
+        bool,
+        typer.Option(
+            "--exit-zero-on-changes", help="With --wait: exit 0 on changes (still 1 on failures)."
+        ),
+    ] = False,
+    concurrency: Annotated[
+        int, typer.Option(metavar="N", help="Uploads in parallel.", min=1, max=64)
+    ] = 8,
+    url: UrlOption = DEFAULT_URL,
+    key: KeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Upload a build: every PNG under DIR, compared with the approved baselines.
+
+    With --wait: exit 0 when nothing changed (new stories are not changes), 1 on changes or
+    failed comparisons, 2 on errors.
+    """
+    stories = find_stories(directory)
+    if not stories:
+        fail(f"no PNG files under {directory}: nothing to upload")
+    if pr is not None:
+        repo = repo_for_pr(repo)
+    with Client(url, key) as client:
+        build = client.post(
+            "/builds", {"commit_sha": commit, "branch": branch, "repo": repo, "pr_number": pr}
+        )
+        build_id = build["id"]
+        _upload_all(client, build_id, stories, viewport, concurrency)
+        build = client.post(f"/builds/{segment(build_id)}/finalize")
+        if wait_for and build["status"] != "done":
+            build = _wait_done(client, build_id, timeout)
+    if as_json:
+        print_json(_summary(build))
+    elif build["status"] == "done":
+        review = f" (review: {build['review']})" if build["review"] != "none" else ""
+        typer.echo(f"build {build_id}: {build['verdict']}{review}")
+        typer.echo(f"  {counts_line(build['counts'])}")
+        typer.echo(f"  {build['url']}")
+        if build["verdict"] != "unchanged":
+            typer.echo(f"  details: viewfinder build {build_id}")
+    else:
+        typer.echo(f"build {build_id}: {len(stories)} stories uploaded, comparing")
+        typer.echo(f"  {build['url']}")
+        typer.echo(f"  follow it: viewfinder build {build_id}")
+    if not wait_for:
+        raise typer.Exit(EXIT_OK)
+    verdict = build["verdict"]
+    changes = verdict == "changed" and not exit_zero_on_changes
+    raise typer.Exit(EXIT_CHANGED if verdict == "failed" or changes else EXIT_OK)
