@@ -138,28 +138,40 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def launch(server: Server, root: Path, tag: str = "serve") -> subprocess.Popen[bytes]:
+    """Start `viewfinder serve --workers 1` for the server's address and data, and wait until
+    it answers. On a first start its keys are read into ``server.keys``."""
+    out, err = root / f"{tag}.out", root / f"{tag}.err"
+    port = server.url.rsplit(":", 1)[1]
+    # Output goes to files: nobody drains a pipe while the tests run, and a full pipe would
+    # block the server's access log.
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [VIEWFINDER, "serve", "--port", port, "--data-dir", server.data_dir, "--workers", "1"],
+            stdout=stdout,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            env=server.environ(),
+        )
+    try:
+        _wait_healthy(proc, server.url, err)
+    except BaseException:
+        _stop(proc)
+        raise
+    keys = dict(_KEY_LINE.findall(out.read_text()))
+    if keys:
+        server.keys = keys
+    return proc
+
+
 @contextlib.contextmanager
 def running_server(backend: str, root: Path) -> Iterator[Server]:
     """Start `viewfinder serve --workers 1` and yield it with its first-start keys."""
     with _database(backend) as database_url:
-        port = free_port()
-        server = Server(f"http://127.0.0.1:{port}", root / "data", database_url)
-        out, err = root / "serve.out", root / "serve.err"
-        # Output goes to files: nobody drains a pipe while the tests run, and a full pipe
-        # would block the server's access log.
-        with out.open("wb") as stdout, err.open("wb") as stderr:
-            proc = subprocess.Popen(
-                [VIEWFINDER, "serve", "--port", str(port), "--data-dir", server.data_dir]
-                + ["--workers", "1"],
-                stdout=stdout,
-                stderr=stderr,
-                stdin=subprocess.DEVNULL,
-                env=server.environ(),
-            )
+        server = Server(f"http://127.0.0.1:{free_port()}", root / "data", database_url)
+        proc = launch(server, root)
         try:
-            _wait_healthy(proc, server.url, err)
-            server.keys = dict(_KEY_LINE.findall(out.read_text()))
-            assert set(server.keys) == {"admin", "ci", "agent"}, out.read_text()
+            assert set(server.keys) == {"admin", "ci", "agent"}
             yield server
         finally:
             _stop(proc)
