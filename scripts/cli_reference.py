@@ -1,6 +1,7 @@
-"""Write the README's CLI reference from the commands' own --help (run by `make docs`).
+"""Write the README's generated parts (run by `make docs`): the CLI reference from the
+commands' own --help, and the settings table from the Settings model.
 
-tests/test_docs.py fails when the README is out of date, so the reference never drifts.
+tests/test_docs.py fails when the README is out of date, so neither ever drifts.
 """
 
 from __future__ import annotations
@@ -85,10 +86,29 @@ def reference() -> str:
     return "\n\n".join(parts)
 
 
+SETTINGS_START, SETTINGS_END = "<!-- settings:start -->", "<!-- settings:end -->"
+
+
+def settings_table() -> str:
+    from viewfinder.settings import Settings
+
+    rows = ["| variable | default | what it does |", "| --- | --- | --- |"]
+    for name, field in Settings.model_fields.items():
+        default = field.default
+        shown = "unset" if default is None else f"`{default}`"
+        rows.append(f"| `VIEWFINDER_{name.upper()}` | {shown} | {field.description} |")
+    return "\n".join(rows)
+
+
+def _replace(text: str, start: str, end: str, body: str) -> str:
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
 def rendered(readme: str) -> str:
-    head, rest = readme.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{reference()}\n{END}{tail}"
+    readme = _replace(readme, START, END, reference())
+    return _replace(readme, SETTINGS_START, SETTINGS_END, settings_table())
 
 
 if __name__ == "__main__":

@@ -10,9 +10,18 @@ from pathlib import Path
 from scripts.cli_reference import README, rendered
 
 
-def test_the_readme_cli_reference_matches_the_commands_help() -> None:
+def test_the_readme_cli_reference_and_settings_are_current() -> None:
     current = README.read_text()
-    assert rendered(current) == current, "the CLI reference is stale: run `make docs`"
+    assert rendered(current) == current, "the README is stale: run `make docs`"
+
+
+def test_every_setting_is_documented() -> None:
+    from viewfinder.settings import Settings
+
+    readme = README.read_text()
+    for name, field in Settings.model_fields.items():
+        assert field.description, f"setting {name} has no description"
+        assert f"`VIEWFINDER_{name.upper()}`" in readme
 
 
 def test_the_readme_example_output_is_what_the_command_prints(tmp_path: Path) -> None:
