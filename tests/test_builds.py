@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from tests.conftest import Keys, drain, shot
@@ -180,3 +182,24 @@ def test_builds_are_listed_newest_first_twenty_at_a_time(env: Env, keys: Keys) -
 def test_only_upload_keys_create_builds(env: Env, keys: Keys) -> None:
     with pytest.raises(Forbidden, match="'upload' role"):
         builds.create_build(env, keys.agent, commit_sha="aaa1")
+
+
+def test_a_build_finalized_while_its_last_comparison_finishes_still_completes(
+    env: Env, keys: Keys
+) -> None:
+    upload(env, keys, "aaa1", {"home": shot()})
+    for round_no in range(15):
+        build = builds.create_build(env, keys.ci, commit_sha=f"{round_no:04x}")
+        builds.add_story(
+            env,
+            keys.ci,
+            build.id,
+            name="home",
+            variant="64x48",
+            data=shot(box=(0, 0, round_no + 2, 3)),
+        )
+        finalizer = threading.Thread(target=builds.finalize_build, args=(env, keys.ci, build.id))
+        finalizer.start()
+        drain(env)
+        finalizer.join()
+        assert builds.get_build(env, keys.ci, build_id=build.id).status == "done", round_no

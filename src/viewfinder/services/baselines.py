@@ -25,6 +25,21 @@ def uses_own_baselines(context: Context | None) -> bool:
     return context is not None and context.type == "github_pr"
 
 
+def lock_name(s: Session, project_id: str, name: str, variant: str) -> None:
+    """Row-lock the current baselines of a name (PostgreSQL), so that checking which one is
+    current and replacing it happen as one step for concurrent approvals."""
+    s.execute(
+        select(Baseline.id)
+        .where(
+            Baseline.project_id == project_id,
+            Baseline.name == name,
+            Baseline.variant == variant,
+            Baseline.ended_at.is_(None),
+        )
+        .with_for_update()
+    ).all()
+
+
 def current(
     s: Session, project_id: str, name: str, variant: str, context: Context | None
 ) -> Baseline | None:

@@ -45,8 +45,13 @@ def check_sha(sha: str) -> str:
     return sha.lower()
 
 
-def _get_build(s: Session, actor: Actor, build_id: str) -> Build:
-    build = s.get(Build, build_id)
+def _get_build(s: Session, actor: Actor, build_id: str, lock: str | None = None) -> Build:
+    """The build, row-locked on PostgreSQL when ``lock`` is "share" (uploads, which may run
+    side by side) or "update" (finalizing, and a worker completing the build): a build must
+    not be finalized while a story is being added, nor completed by two transactions that
+    each miss the other's last comparison."""
+    options: dict[str, bool] | bool = {"read": True} if lock == "share" else lock == "update"
+    build = s.get(Build, build_id, with_for_update=options)
     if build is None or build.project_id != actor.project_id:
         raise NotFound(f"no build {build_id!r} in this project")
     return build
@@ -105,7 +110,7 @@ def add_story(
         _get_build(s, actor, build_id)
     images.store_blob(env, file)
     with env.db.write() as s:
-        build = _get_build(s, actor, build_id)
+        build = _get_build(s, actor, build_id, lock="share")
         if build.status != "uploading":
             raise Conflict(f"build {build_id} is finalized: open a new build for new screenshots")
         existing = s.scalar(
@@ -154,7 +159,7 @@ def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:
     build completes when its last comparison does. Idempotent."""
     actor.require("upload", "upload screenshots")
     with env.db.write() as s:
-        build = _get_build(s, actor, build_id)
+        build = _get_build(s, actor, build_id, lock="update")
         if build.status != "uploading":
             return build_record(env, s, build)
         present = set(

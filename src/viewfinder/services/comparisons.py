@@ -144,7 +144,7 @@ def run(env: Env, comparison_id: str) -> None:
         return
     diff_sha = env.blobs.put(result.diff_png) if result.diff_png else None
     with env.db.write() as s:
-        row = s.get(Comparison, comparison_id)
+        row = s.get(Comparison, comparison_id, with_for_update=True)
         if row is None or row.state != "requested":
             return
         _finish(row, changed=result.changed, identical=result.identical)
@@ -178,7 +178,7 @@ def run(env: Env, comparison_id: str) -> None:
 
 def _store_failure(env: Env, comparison_id: str, exc: Exception) -> None:
     with env.db.write() as s:
-        row = s.get(Comparison, comparison_id)
+        row = s.get(Comparison, comparison_id, with_for_update=True)
         if row is None or row.state != "requested":
             return
         row.state = "failed"
@@ -198,7 +198,7 @@ def settle_story(s: Session, row: Comparison) -> None:
     if story is None:
         return
     story.state = story_state(row)
-    build = s.get(Build, story.build_id)
+    build = s.get(Build, story.build_id, with_for_update=True)  # see builds._get_build
     if build is not None and build.status == "comparing":
         pending = s.scalar(
             select(func.count()).where(Story.build_id == build.id, Story.state == "pending")

@@ -40,6 +40,7 @@ def _approve_row(s: Session, actor: Actor, row: Comparison) -> Baseline:
     context = s.get(Context, row.context_id) if row.context_id else None
     if context is not None and context.status == "closed":
         raise Conflict(f"context is closed: diff {row.id} can no longer be approved")
+    baselines.lock_name(s, row.project_id, row.name, row.variant)
     if comparisons.is_stale(s, row):
         raise Conflict(
             f"the baseline changed after diff {row.id} was computed: push (or upload) the "
