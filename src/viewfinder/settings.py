@@ -24,6 +24,15 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL of the database; default: SQLite in the data directory. "
         "PostgreSQL: postgresql+psycopg://user@host/db.",
     )
+    blob_url: str | None = Field(
+        None,
+        description="Where image bytes are kept: default the blobs folder of the data directory; "
+        "s3://bucket/prefix for an S3-compatible store (credentials and region from the usual "
+        "AWS_* variables).",
+    )
+    s3_endpoint: str | None = Field(
+        None, description="Endpoint of an S3-compatible store other than AWS, e.g. MinIO's."
+    )
     public_url: str = Field(
         "http://127.0.0.1:8000",
         description="The address people and agents reach the server at, used in links.",

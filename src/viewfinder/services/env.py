@@ -10,7 +10,7 @@ from pathlib import Path
 from viewfinder.errors import Forbidden
 from viewfinder.services.signing import Signer
 from viewfinder.settings import Settings
-from viewfinder.store.blobs import BlobStore, DiskBlobStore
+from viewfinder.store.blobs import BlobStore, open_store
 from viewfinder.store.db import Database
 
 ROLES = ("upload", "review", "approve", "admin")
@@ -71,7 +71,7 @@ class Env:
         return cls(
             settings=settings,
             db=db,
-            blobs=DiskBlobStore(settings.data_dir / "blobs"),
+            blobs=open_store(settings.blob_url, settings.data_dir, settings.s3_endpoint),
             signer=Signer(settings.secret or _local_secret(settings.data_dir)),
         )
 

@@ -1,8 +1,7 @@
 """Content-addressed blob storage: bytes are stored once under their sha256.
 
-Writes are atomic (a temporary file in the same folder, fsync, rename, fsync of the folder): a
-crash leaves either no blob or the whole blob, never a torn one. An S3-compatible store can take
-the same interface.
+Writes are atomic: on disk a temporary file in the same folder is fsynced and renamed (then the
+folder is fsynced); in S3 an object appears whole or not at all. A crash leaves no torn blob.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from viewfinder.errors import NotFound
+from viewfinder.errors import InvalidInput, NotFound
 
 
 class BlobStore(Protocol):
@@ -64,3 +63,58 @@ class DiskBlobStore:
 
     def exists(self, sha256: str) -> bool:
         return self.path(sha256).exists()
+
+
+class S3BlobStore:
+    """Blobs in an S3-compatible bucket, under ``s3://bucket/prefix``, keyed like the disk store.
+    Several API nodes and workers share one; credentials come from the AWS_* variables."""
+
+    def __init__(self, url: str, endpoint: str | None = None) -> None:
+        from obstore.store import ClientConfig, S3Store
+
+        if endpoint is None:
+            self.store = S3Store.from_url(url)
+        else:
+            options: ClientConfig = {"allow_http": endpoint.startswith("http://")}
+            self.store = S3Store.from_url(url, endpoint=endpoint, client_options=options)
+
+    @staticmethod
+    def key(sha256: str) -> str:
+        if len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256):
+            raise NotFound(f"no blob {sha256!r}")
+        return f"{sha256[:2]}/{sha256[2:4]}/{sha256}"
+
+    def put(self, data: bytes, sha256: str | None = None) -> str:
+        import obstore
+
+        sha256 = sha256 or hashlib.sha256(data).hexdigest()
+        obstore.put(self.store, self.key(sha256), data)  # same key, same bytes: idempotent
+        return sha256
+
+    def get(self, sha256: str) -> bytes:
+        import obstore
+
+        try:
+            return bytes(obstore.get(self.store, self.key(sha256)).bytes())
+        except FileNotFoundError:
+            raise NotFound(f"blob {sha256} is missing from the bucket") from None
+
+    def exists(self, sha256: str) -> bool:
+        import obstore
+
+        try:
+            obstore.head(self.store, self.key(sha256))
+        except FileNotFoundError:
+            return False
+        return True
+
+
+def open_store(blob_url: str | None, data_dir: Path, s3_endpoint: str | None = None) -> BlobStore:
+    """The store a setting names: none (the data directory), a path, or s3://bucket/prefix."""
+    if blob_url is None:
+        return DiskBlobStore(data_dir / "blobs")
+    if blob_url.startswith("s3://"):
+        return S3BlobStore(blob_url, s3_endpoint)
+    if "://" in blob_url and not blob_url.startswith("file://"):
+        raise InvalidInput(f"blob_url {blob_url!r}: use a folder path or s3://bucket/prefix")
+    return DiskBlobStore(Path(blob_url.removeprefix("file://")))
