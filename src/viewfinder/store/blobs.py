@@ -70,13 +70,15 @@ class S3BlobStore:
     Several API nodes and workers share one; credentials come from the AWS_* variables."""
 
     def __init__(self, url: str, endpoint: str | None = None) -> None:
-        from obstore.store import ClientConfig, S3Store
+        from obstore.store import S3Store
 
         if endpoint is None:
             self.store = S3Store.from_url(url)
         else:
-            options: ClientConfig = {"allow_http": endpoint.startswith("http://")}
-            self.store = S3Store.from_url(url, endpoint=endpoint, client_options=options)
+            allow_http = endpoint.startswith("http://")  # a store on the local network
+            self.store = S3Store.from_url(
+                url, endpoint=endpoint, client_options={"allow_http": allow_http}
+            )
 
     @staticmethod
     def key(sha256: str) -> str:
