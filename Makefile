@@ -48,6 +48,7 @@ chromium:
 bench: install chromium $(PEERS_STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) -m bench.engine
+	$(PY) -m bench.build
 
 # The pinned peers go into an ignored folder. The stamp is a copy of the package.json they were
 # installed from, kept inside node_modules: a changed pin or a deleted node_modules reinstalls.
@@ -58,4 +59,4 @@ $(PEERS_STAMP): bench/peers/package.json
 	cp bench/peers/package.json $@
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.peers bench/.results
+	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.corpus-build bench/.peers bench/.results
