@@ -93,3 +93,21 @@ def test_the_openapi_document_describes_the_api(client: TestClient) -> None:
         "/api/v1/baselines",
     ):
         assert path in doc["paths"]
+
+
+def test_stories_upload_in_one_multipart_request(client: TestClient, keys: Keys) -> None:
+    build = client.post("/api/v1/builds", json={"commit_sha": "abcd"}, headers=auth(keys, "ci"))
+    url = f"/api/v1/builds/{build.json()['id']}/stories"
+    files = [("file", (f"pages/s{i}", shot(box=(0, 0, i + 1, 2)), "image/png")) for i in range(3)]
+    stories = client.post(url, files=files, data={"variant": "64x48"}, headers=auth(keys, "ci"))
+    assert stories.status_code == 201, stories.text
+    assert [(s["name"], s["variant"], s["state"]) for s in stories.json()] == [
+        (f"pages/s{i}", "64x48", "new") for i in range(3)
+    ]
+    again = client.post(url, files=files, data={"variant": "64x48"}, headers=auth(keys, "ci"))
+    assert [s["id"] for s in again.json()] == [s["id"] for s in stories.json()]
+    bad = files[:1] + [("file", ("broken", b"not a png", "image/png"))]
+    assert_error(client.post(url, files=bad, headers=auth(keys, "ci")), 400, "invalid_image",
+                 "story 'broken' is not a PNG")
+    assert_error(client.post(url, content=b"x", headers=auth(keys, "ci")), 400, "invalid_input",
+                 "multipart/form-data")

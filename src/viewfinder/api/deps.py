@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from fastapi import Depends, Request
+from fastapi import Depends, HTTPException, Request
+from starlette.datastructures import FormData
+from starlette.formparsers import MultiPartException
 
 from viewfinder.errors import ImageTooLarge, InvalidInput
 from viewfinder.services import projects
@@ -62,3 +64,14 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 EnvDep = Annotated[Env, Depends(get_env)]
 ActorDep = Annotated[Actor, Depends(get_actor)]
+
+
+async def read_form(request: Request, *, max_files: int, max_part: int) -> FormData:
+    """A multipart body within limits. Raises InvalidInput for anything else."""
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        raise InvalidInput("send the stories as multipart/form-data, one `file` part each")
+    try:
+        return await request.form(max_files=max_files, max_fields=10, max_part_size=max_part)
+    except (MultiPartException, HTTPException) as exc:
+        detail = getattr(exc, "message", None) or getattr(exc, "detail", str(exc))
+        raise InvalidInput(f"unreadable multipart body: {detail}") from None

@@ -125,13 +125,22 @@ class Client:
         params: dict[str, Any] | None = None,
         body: Any = None,
         content: bytes | None = None,
+        files: list[tuple[str, tuple[str, bytes, str]]] | None = None,
+        data: dict[str, str] | None = None,
     ) -> Any:
         """The decoded JSON answer. Raises ApiError for an error answer, ClientError when there
-        is no answer."""
+        is no answer. ``files`` (with form ``data``) sends a multipart body."""
         headers = {"Content-Type": "application/octet-stream"} if content is not None else None
         try:
             response = self._http.request(
-                method, path, params=_params(params), json=body, content=content, headers=headers
+                method,
+                path,
+                params=_params(params),
+                json=body,
+                content=content,
+                headers=headers,
+                files=files,
+                data=data,
             )
         except httpx.ConnectError:
             raise unreachable(self.url) from None

@@ -69,6 +69,38 @@ def current(
     )
 
 
+Key = tuple[str, str]  # name, variant
+
+
+def current_many(
+    s: Session, project_id: str, keys: set[Key], context: Context | None
+) -> dict[Key, tuple[Baseline, str]]:
+    """current() for many names at once, with each baseline image's sha256."""
+    if not keys:
+        return {}
+    found: dict[Key, tuple[Baseline, str]] = {}
+    scopes: list[tuple[str, str | None]] = [("shared", None)]
+    if uses_own_baselines(context):
+        assert context is not None
+        scopes.append(("context", context.id))  # applied last: the PR's own wins
+    for scope, context_id in scopes:
+        query = (
+            select(Baseline, Image.sha256)
+            .join(Image, Image.id == Baseline.image_id)
+            .where(
+                Baseline.project_id == project_id,
+                Baseline.scope == scope,
+                Baseline.ended_at.is_(None),
+                tuple_(Baseline.name, Baseline.variant).in_(sorted(keys)),
+            )
+        )
+        if context_id is not None:
+            query = query.where(Baseline.context_id == context_id)
+        for row, sha in s.execute(query).all():
+            found[(row.name, row.variant)] = (row, sha)
+    return found
+
+
 def _end(row: Baseline, reason: str, actor: Actor) -> None:
     row.ended_at = utcnow()
     row.end_reason = reason
@@ -85,9 +117,10 @@ def replace(
     image_id: str,
     source: str,
     comparison_id: str | None = None,
+    none_current: bool = False,
 ) -> Baseline:
     """Make the image the current baseline of its scope (the PR's for a PR context, else
-    shared), ending the one it replaces."""
+    shared), ending the one it replaces (``none_current``: the caller knows there is none)."""
     scope = "context" if uses_own_baselines(context) else "shared"
     context_id = context.id if scope == "context" and context is not None else None
     query = select(Baseline).where(
@@ -99,9 +132,10 @@ def replace(
     )
     if context_id is not None:
         query = query.where(Baseline.context_id == context_id)
-    for old in s.scalars(query.with_for_update()):
-        _end(old, "replaced", actor)
-    s.flush()  # the partial unique index must see the old row ended first
+    if not none_current:
+        for old in s.scalars(query.with_for_update()):
+            _end(old, "replaced", actor)
+        s.flush()  # the partial unique index must see the old row ended first
     row = Baseline(
         id=new_id("bas"),
         project_id=actor.project_id,

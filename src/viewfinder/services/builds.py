@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
@@ -96,62 +98,102 @@ def create_build(
         return build_record(env, s, build)
 
 
+@dataclass(frozen=True)
+class StoryUpload:
+    name: str
+    variant: str | None
+    data: bytes
+
+
+MAX_BATCH = 200
+
+
 def add_story(
     env: Env, actor: Actor, build_id: str, *, name: str, variant: str | None, data: bytes
 ) -> StoryRecord:
-    """Upload one story's screenshot and request its comparison. Uploading the same bytes again
-    under the same name is a no-op (safe to retry); other bytes under a taken name conflict.
+    """Upload one story's screenshot; see add_stories."""
+    return add_stories(env, actor, build_id, [StoryUpload(name, variant, data)])[0]
+
+
+def add_stories(
+    env: Env, actor: Actor, build_id: str, uploads: Sequence[StoryUpload]
+) -> list[StoryRecord]:
+    """Upload stories' screenshots and request their comparisons, all or none: every file is
+    checked before anything is stored. Uploading the same bytes again under the same name is a
+    no-op (safe to retry); other bytes under a taken name conflict.
     Raises InvalidInput, InvalidImage, ImageTooLarge, QuotaExceeded, Conflict, NotFound."""
     actor.require("upload", "upload screenshots")
-    name = images.check_name(name)
-    variant = images.check_viewport(variant)
-    file = images.check_png(env, data)
+    if not 1 <= len(uploads) <= MAX_BATCH:
+        raise InvalidInput(f"send 1 to {MAX_BATCH} stories at a time (got {len(uploads)})")
+    checked: list[tuple[str, str, images.CheckedFile]] = []
+    for upload in uploads:
+        name = images.check_name(upload.name)
+        variant = images.check_viewport(upload.variant)
+        checked.append((name, variant, images.check_png(env, upload.data, what=f"story {name!r}")))
+    keys = [(name, variant) for name, variant, _ in checked]
+    if len(set(keys)) != len(keys):
+        raise InvalidInput("the same story name and variant appears twice in one upload")
     with env.db.read() as s:
         _get_build(s, actor, build_id)
-    images.store_blob(env, file)
+    for file in {f.sha256: f for _, _, f in checked}.values():
+        images.store_blob(env, file)
     with env.db.write() as s:
         build = _get_build(s, actor, build_id, lock="share")
         if build.status != "uploading":
             raise Conflict(f"build {build_id} is finalized: open a new build for new screenshots")
-        existing = s.scalar(
-            select(Story).where(
-                Story.build_id == build.id, Story.name == name, Story.variant == variant
-            )
-        )
-        if existing is not None:
-            sha = s.scalar(select(Image.sha256).where(Image.id == existing.image_id))
-            if sha == file.sha256:
-                return story_records(env, s, [existing])[0]
-            raise Conflict(
-                f"build {build_id} already has a story {name!r}"
-                + (f" at {variant}" if variant else "")
-                + " with other bytes: story names must be unique within a build"
-            )
+        existing = _existing_stories(s, build.id, set(keys))
+        fresh = []
+        for name, variant, file in checked:
+            old = existing.get((name, variant))
+            if old is not None and old[1] != file.sha256:
+                raise Conflict(
+                    f"build {build_id} already has a story {name!r}"
+                    + (f" at {variant}" if variant else "")
+                    + " with other bytes: story names must be unique within a build"
+                )
+            if old is None:
+                fresh.append((name, variant, file))
         context = s.get(Context, build.context_id) if build.context_id else None
-        image = images.insert_image(
+        known = baselines.current_many(s, actor.project_id, {(n, v) for n, v, _ in fresh}, context)
+        rows = images.insert_images(
             s,
             actor,
-            file,
-            name=name,
-            variant=variant,
-            source="build",
-            build_id=build.id,
-            commit_sha=build.commit_sha,
+            [
+                (file, images.NewImage(name, variant, "build", build.id, None, build.commit_sha))
+                for name, variant, file in fresh
+            ],
         )
-        diff = comparisons.request(s, actor, image, context=context, build_id=build.id)
-        story = Story(
-            id=new_id("sty"),
-            project_id=actor.project_id,
-            build_id=build.id,
-            name=name,
-            variant=variant,
-            image_id=image.id,
-            comparison_id=diff.id,
-            state=comparisons.story_state(diff),
-        )
-        s.add(story)
+        made: dict[tuple[str, str], Story] = {}
+        for image in rows:
+            key = (image.name, image.variant)
+            diff = comparisons.request(
+                s, actor, image, context=context, build_id=build.id, known=known.get(key)
+            )
+            made[key] = Story(
+                id=new_id("sty"),
+                project_id=actor.project_id,
+                build_id=build.id,
+                name=image.name,
+                variant=image.variant,
+                image_id=image.id,
+                comparison_id=diff.id,
+                state=comparisons.story_state(diff),
+            )
+        s.add_all(made.values())
         s.flush()
-        return story_records(env, s, [story])[0]
+        ordered = [made.get(key) or existing[key][0] for key in keys]
+        return story_records(env, s, ordered)
+
+
+def _existing_stories(
+    s: Session, build_id: str, keys: set[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[Story, str]]:
+    rows = s.execute(
+        select(Story, Image.sha256)
+        .join(Image, Image.id == Story.image_id)
+        .where(Story.build_id == build_id, tuple_(Story.name, Story.variant).in_(sorted(keys)))
+    ).all()
+    return {(story.name, story.variant): (story, sha) for story, sha in rows}
 
 
 def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:

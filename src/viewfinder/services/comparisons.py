@@ -18,6 +18,7 @@ from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import DiffRecord, MaskRecord, RegionRecord, Urls
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import (
+    Baseline,
     Blob,
     Build,
     Comparison,
@@ -41,10 +42,17 @@ def request(
     masks: tuple[Mask, ...] = (),
     max_diff_ratio: float = 0.0,
     threshold: float = 0.1,
+    known: tuple[Baseline, str] | None | bool = False,
 ) -> Comparison:
     """Compare the image with its baseline. Without a baseline the image becomes one (done at
-    once); a byte-identical baseline is settled at once too; otherwise a job is queued."""
-    base = baselines.current(s, actor.project_id, image.name, image.variant, context)
+    once); a byte-identical baseline is settled at once too; otherwise a job is queued.
+    ``known`` passes the baseline and its sha256 (or None for none) when the caller looked
+    them up already, for many images at once."""
+    if known is False:
+        base = baselines.current(s, actor.project_id, image.name, image.variant, context)
+        base_sha = s.scalar(select(Image.sha256).where(Image.id == base.image_id)) if base else None
+    else:
+        base, base_sha = known if isinstance(known, tuple) else (None, None)
     row = Comparison(
         id=new_id("dif"),
         project_id=actor.project_id,
@@ -68,16 +76,15 @@ def request(
             image_id=image.id,
             source="registered",
             comparison_id=row.id,
+            none_current=known is not False,
         )
         row.registered = True
         _finish(row, changed=False, identical=None)
         return row
-    base_image = s.get(Image, base.image_id)
-    assert base_image is not None
     row.baseline_id = base.id
     row.baseline_image_id = base.image_id
     row.baseline_scope = base.scope
-    if base_image.sha256 == image.sha256:
+    if base_sha == image.sha256:
         # Most screenshots of a build are byte for byte their baseline: no job, no decode.
         _finish(row, changed=False, identical=True)
         row.diff_ratio = 0.0

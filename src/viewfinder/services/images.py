@@ -106,21 +106,28 @@ def usage_bytes(s: Session, project_id: str) -> int:
     return int(total or 0)
 
 
-def _require_room(s: Session, project_id: str, file: CheckedFile) -> None:
+def _require_room(s: Session, project_id: str, files: list[CheckedFile]) -> None:
     project = s.get(Project, project_id)
     if project is None or project.quota_bytes is None:
         return
-    owned = s.scalar(
-        select(Image.id).where(Image.project_id == project_id, Image.sha256 == file.sha256).limit(1)
+    shas = {f.sha256 for f in files}
+    owned = set(
+        s.scalars(
+            select(Image.sha256).where(Image.project_id == project_id, Image.sha256.in_(shas))
+        )
     )
-    if owned is not None:
-        return  # the same bytes are stored for this project already
+    # Bytes this project stores already cost nothing more.
+    needed = sum(
+        len(f.data) for f in {f.sha256: f for f in files if f.sha256 not in owned}.values()
+    )
+    if not needed:
+        return
     used = usage_bytes(s, project_id)
-    if used + len(file.data) > project.quota_bytes:
+    if used + needed > project.quota_bytes:
         raise QuotaExceeded(
-            f"storage quota reached: {used:,} of {project.quota_bytes:,} bytes used, this image "
-            f"needs {len(file.data):,}. Delete baselines that are no longer used, expire old "
-            "images or close finished PR contexts, or ask an admin to raise the quota."
+            f"storage quota reached: {used:,} of {project.quota_bytes:,} bytes used, this upload "
+            f"needs {needed:,}. Delete baselines that are no longer used, expire old images or "
+            "close finished PR contexts, or ask an admin to raise the quota."
         )
 
 
@@ -129,42 +136,53 @@ def store_blob(env: Env, file: CheckedFile) -> None:
     env.blobs.put(file.data, file.sha256)
 
 
-def insert_image(
-    s: Session,
-    actor: Actor,
-    file: CheckedFile,
-    *,
-    name: str,
-    variant: str,
-    source: str,
-    build_id: str | None = None,
-    context_id: str | None = None,
-    commit_sha: str | None = None,
-    tags: list[str] | None = None,
-) -> Image:
-    _require_room(s, actor.project_id, file)
-    if s.get(Blob, file.sha256) is None:
+@dataclass(frozen=True)
+class NewImage:
+    """What an image row needs besides its file."""
+
+    name: str
+    variant: str
+    source: str
+    build_id: str | None = None
+    context_id: str | None = None
+    commit_sha: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+def insert_images(
+    s: Session, actor: Actor, items: list[tuple[CheckedFile, NewImage]]
+) -> list[Image]:
+    """Image rows (and blob rows for new bytes) in one go, after one quota check for all.
+    Raises QuotaExceeded."""
+    files = [file for file, _ in items]
+    _require_room(s, actor.project_id, files)
+    shas = {f.sha256 for f in files}
+    known = set(s.scalars(select(Blob.sha256).where(Blob.sha256.in_(shas))))
+    for file in {f.sha256: f for f in files if f.sha256 not in known}.values():
         s.add(Blob(sha256=file.sha256, size=len(file.data), width=file.width, height=file.height))
-    image = Image(
-        id=new_id("img"),
-        project_id=actor.project_id,
-        sha256=file.sha256,
-        media_type=file.media_type,
-        size=len(file.data),
-        width=file.width,
-        height=file.height,
-        name=name,
-        variant=variant,
-        source=source,
-        build_id=build_id,
-        context_id=context_id,
-        commit_sha=commit_sha,
-        tags=list(tags or []),
-        created_by=actor.key_id,
-    )
-    s.add(image)
+    rows = [
+        Image(
+            id=new_id("img"),
+            project_id=actor.project_id,
+            sha256=file.sha256,
+            media_type=file.media_type,
+            size=len(file.data),
+            width=file.width,
+            height=file.height,
+            name=meta.name,
+            variant=meta.variant,
+            source=meta.source,
+            build_id=meta.build_id,
+            context_id=meta.context_id,
+            commit_sha=meta.commit_sha,
+            tags=list(meta.tags),
+            created_by=actor.key_id,
+        )
+        for file, meta in items
+    ]
+    s.add_all(rows)
     s.flush()
-    return image
+    return rows
 
 
 def get_image_row(s: Session, actor: Actor, image_id: str) -> Image:

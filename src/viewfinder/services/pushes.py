@@ -81,17 +81,15 @@ def push(
         )
         for old in older:
             images.expire_row(old, "replaced")
-        image = images.insert_image(
-            s,
-            actor,
-            file,
+        meta = images.NewImage(
             name=name,
             variant=variant,
             source="push",
             context_id=context.id,
             commit_sha=commit_sha,
-            tags=tag_list,
+            tags=tuple(tag_list),
         )
+        (image,) = images.insert_images(s, actor, [(file, meta)])
         diff_id = None
         if compare:
             diff_id = comparisons.request(

@@ -5,7 +5,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, call, read_body
+from viewfinder.api.deps import ActorDep, EnvDep, call, read_body, read_form
+from viewfinder.errors import InvalidInput
 from viewfinder.services import builds, reviews
 from viewfinder.services.records import (
     AcceptBuildResult,
@@ -86,6 +87,54 @@ async def upload_story(
     """Upload one story's PNG (the request body) and request its comparison."""
     data = await read_body(request, env.settings.max_image_bytes)
     return await call(builds.add_story, env, actor, build_id, name=name, variant=variant, data=data)
+
+
+BATCH_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {
+                            "type": "array",
+                            "items": {"type": "string", "format": "binary"},
+                            "description": "PNG files; each part's filename is the story name.",
+                        },
+                        "variant": {"type": "string", "description": "Viewport WIDTHxHEIGHT."},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post("/builds/{build_id}/stories", status_code=201, openapi_extra=BATCH_BODY)
+async def upload_stories(
+    build_id: str, request: Request, env: EnvDep, actor: ActorDep
+) -> list[StoryRecord]:
+    """Upload up to 200 stories in one request (multipart, one `file` part per story, named by
+    its filename): all are stored or none. Much faster than one request per story."""
+    form = await read_form(
+        request, max_files=builds.MAX_BATCH, max_part=env.settings.max_image_bytes
+    )
+    try:
+        variant = form.get("variant")
+        uploads = []
+        for part in form.getlist("file"):
+            if isinstance(part, str) or not part.filename:
+                raise InvalidInput("each `file` part needs a filename: the story's name")
+            uploads.append(
+                builds.StoryUpload(
+                    part.filename, variant if isinstance(variant, str) else None, await part.read()
+                )
+            )
+    finally:
+        await form.close()
+    return await call(builds.add_stories, env, actor, build_id, uploads)
 
 
 @router.post("/builds/{build_id}/finalize")
