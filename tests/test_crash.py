@@ -3,6 +3,8 @@ restart finishes every comparison that was pending."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -136,3 +138,25 @@ def test_a_killed_server_loses_nothing_acknowledged(backend: str, tmp_path: Path
             proc.kill()
             proc.wait()
             client.close()
+
+
+def test_the_server_survives_a_worker_crash(backend: str, tmp_path: Path) -> None:
+    with _database(backend) as database_url:
+        server = Server(f"http://127.0.0.1:{free_port()}", tmp_path / "data", database_url)
+        proc = launch(server, tmp_path)
+        headers = {"Authorization": f"Bearer {server.keys['ci']}"}
+        try:
+            with httpx.Client(base_url=f"{server.url}/api/v1", headers=headers, timeout=30) as c:
+                wait_until(lambda: children(proc.pid), "a worker")
+                (worker,) = children(proc.pid)
+                os.kill(worker, signal.SIGKILL)
+                wait_until(
+                    lambda: children(proc.pid) and worker not in children(proc.pid), "a new worker"
+                )
+                params = {"name": "home", "context_key": "x", "compare": True}
+                c.post("/images", params=params, content=shot()).raise_for_status()
+                pushed = c.post("/images", params=params, content=shot(box=(0, 0, 5, 5)))
+                assert pushed.json()["diff"]["outcome"] == "changed", pushed.text
+        finally:
+            proc.kill()
+            proc.wait()
