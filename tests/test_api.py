@@ -107,7 +107,15 @@ def test_stories_upload_in_one_multipart_request(client: TestClient, keys: Keys)
     again = client.post(url, files=files, data={"variant": "64x48"}, headers=auth(keys, "ci"))
     assert [s["id"] for s in again.json()] == [s["id"] for s in stories.json()]
     bad = files[:1] + [("file", ("broken", b"not a png", "image/png"))]
-    assert_error(client.post(url, files=bad, headers=auth(keys, "ci")), 400, "invalid_image",
-                 "story 'broken' is not a PNG")
-    assert_error(client.post(url, content=b"x", headers=auth(keys, "ci")), 400, "invalid_input",
-                 "multipart/form-data")
+    assert_error(
+        client.post(url, files=bad, headers=auth(keys, "ci")),
+        400,
+        "invalid_image",
+        "story 'broken' is not a PNG",
+    )
+    assert_error(
+        client.post(url, content=b"x", headers=auth(keys, "ci")),
+        400,
+        "invalid_input",
+        "multipart/form-data",
+    )
