@@ -53,7 +53,7 @@ def test_a_failing_job_is_retried_with_backoff_then_its_comparison_fails(
 ) -> None:
     diff = queued_diff(env, keys)
 
-    def explode(_env: Env, _id: str) -> None:
+    def explode(_env: Env, _id: str, _job: int) -> bool:
         raise RuntimeError("disk on fire")
 
     monkeypatch.setitem(worker.HANDLERS, comparisons.COMPARE_JOB, explode)

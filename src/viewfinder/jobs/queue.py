@@ -53,13 +53,18 @@ def claim(env: Env, worker: str) -> Claimed | None:
         return Claimed(job.id, job.kind, job.subject_id, job.attempts)
 
 
+def mark_done(s: Session, job_id: int) -> None:
+    """Mark a job done inside the caller's transaction (the one that stores its result)."""
+    s.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(state="done", finished_at=utcnow(), locked_by=None, locked_until=None)
+    )
+
+
 def finish(env: Env, job_id: int) -> None:
     with env.db.write() as s:
-        s.execute(
-            update(Job)
-            .where(Job.id == job_id)
-            .values(state="done", finished_at=utcnow(), locked_by=None, locked_until=None)
-        )
+        mark_done(s, job_id)
 
 
 def retry_or_fail(env: Env, job: Claimed, error: str) -> bool:

@@ -23,7 +23,9 @@ from viewfinder.settings import Settings
 log = logging.getLogger("viewfinder.worker")
 SWEEP_SECONDS = 60.0  # how often expiry policies with a TTL are applied
 
-HANDLERS: dict[str, Callable[[Env, str], None]] = {comparisons.COMPARE_JOB: comparisons.run}
+# A handler gets the job's subject and id; it returns True when it marked the job done itself,
+# in the transaction that stored its result.
+HANDLERS: dict[str, Callable[[Env, str, int], bool]] = {comparisons.COMPARE_JOB: comparisons.run}
 FAILERS: dict[str, Callable[[Env, str, str], None]] = {comparisons.COMPARE_JOB: comparisons.fail}
 
 
@@ -37,13 +39,14 @@ def run_one(env: Env, worker: str) -> bool:
     if job is None:
         return False
     try:
-        HANDLERS[job.kind](env, job.subject_id)
+        finished = HANDLERS[job.kind](env, job.subject_id, job.id)
     except Exception as exc:
         log.exception("job %s (%s %s) failed", job.id, job.kind, job.subject_id)
         if not queue.retry_or_fail(env, job, f"{type(exc).__name__}: {exc}"):
             FAILERS[job.kind](env, job.subject_id, f"gave up after {job.attempts} attempts: {exc}")
         return True
-    queue.finish(env, job.id)
+    if not finished:
+        queue.finish(env, job.id)
     return True
 
 
@@ -74,7 +77,7 @@ def run(
                 idle = 0.01
             else:
                 stop.wait(idle)
-                idle = min(idle * 2, 0.1)  # poll quickly when work arrives in bursts
+                idle = min(idle * 2, 0.05)  # poll quickly when work arrives in bursts
     finally:
         env.close()
 

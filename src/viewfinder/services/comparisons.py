@@ -124,13 +124,16 @@ def story_state(row: Comparison) -> str:
     }[outcome(row)]
 
 
-def run(env: Env, comparison_id: str) -> None:
+def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
     """Compute a requested comparison (called by a worker). An unreadable image fails the
-    comparison with the reason; other errors propagate, and the job is retried."""
+    comparison with the reason; other errors propagate, and the job is retried.
+
+    The job (when given) is marked done in the same transaction as the result, so no crash can
+    store one without the other. Returns whether it was."""
     with env.db.read() as s:
         row = s.get(Comparison, comparison_id)
         if row is None or row.state != "requested":
-            return  # done already: a retried job has nothing left to do
+            return False  # done already: a retried job has nothing left to do
         candidate = s.get(Image, row.image_id)
         base = s.get(Image, row.baseline_image_id) if row.baseline_image_id else None
         assert candidate is not None and base is not None
@@ -147,13 +150,12 @@ def run(env: Env, comparison_id: str) -> None:
             limits=limits,
         )
     except ViewfinderError as exc:  # unreadable or oversized image: a result, not a crash
-        _store_failure(env, comparison_id, exc)
-        return
+        return _store_failure(env, comparison_id, exc, job_id)
     diff_sha = env.blobs.put(result.diff_png) if result.diff_png else None
     with env.db.write() as s:
         row = s.get(Comparison, comparison_id, with_for_update=True)
         if row is None or row.state != "requested":
-            return
+            return False
         _finish(row, changed=result.changed, identical=result.identical)
         row.diff_ratio = result.diff_ratio
         row.changed_pixels = result.changed_pixels
@@ -181,22 +183,31 @@ def run(env: Env, comparison_id: str) -> None:
                 )
             row.diff_sha256 = diff_sha
         settle_story(s, row)
+        return _job_done(s, job_id)
 
 
-def _store_failure(env: Env, comparison_id: str, exc: Exception) -> None:
+def _job_done(s: Session, job_id: int | None) -> bool:
+    if job_id is None:
+        return False
+    jobs.mark_done(s, job_id)
+    return True
+
+
+def _store_failure(env: Env, comparison_id: str, exc: Exception, job_id: int | None) -> bool:
     with env.db.write() as s:
         row = s.get(Comparison, comparison_id, with_for_update=True)
         if row is None or row.state != "requested":
-            return
+            return False
         row.state = "failed"
         row.failure_reason = str(exc)
         row.completed_at = utcnow()
         settle_story(s, row)
+        return _job_done(s, job_id)
 
 
 def fail(env: Env, comparison_id: str, reason: str) -> None:
     """Give up on a comparison whose job failed every attempt."""
-    _store_failure(env, comparison_id, RuntimeError(reason))
+    _store_failure(env, comparison_id, RuntimeError(reason), None)
 
 
 def settle_story(s: Session, row: Comparison) -> None:
