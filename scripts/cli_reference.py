@@ -18,6 +18,7 @@ COMMANDS = [
     ["diff"],
     ["serve"],
     ["worker"],
+    ["mcp"],
     ["keys", "create"],
     ["keys", "list"],
     ["upload"],

@@ -180,8 +180,13 @@ def test_builds_are_listed_newest_first_twenty_at_a_time(env: Env, keys: Keys) -
 
 
 def test_only_upload_keys_create_builds(env: Env, keys: Keys) -> None:
+    from viewfinder.services import projects
+
+    reviewer = projects.authenticate(
+        env, projects.create_key(env, keys.admin, roles=["review"]).key
+    )
     with pytest.raises(Forbidden, match="'upload' role"):
-        builds.create_build(env, keys.agent, commit_sha="aaa1")
+        builds.create_build(env, reviewer, commit_sha="aaa1")
 
 
 def test_a_build_finalized_while_its_last_comparison_finishes_still_completes(

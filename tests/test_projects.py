@@ -92,7 +92,7 @@ def test_the_first_start_creates_one_project_with_three_keys(env: Env, keys: Key
     assert {k.label: k.roles for k in projects.list_keys(env, keys.admin)} == {
         "admin": ["admin"],
         "ci": ["upload"],
-        "agent": ["review"],
+        "agent": ["upload", "review"],
     }
 
 

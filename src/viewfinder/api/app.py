@@ -12,6 +12,8 @@ from viewfinder import __version__
 from viewfinder.api import errors
 from viewfinder.api.routes import builds, delivery, diffs, project
 from viewfinder.jobs.supervisor import Supervisor
+from viewfinder.mcp import card as mcp_card
+from viewfinder.mcp import http as mcp_http
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
 
@@ -31,7 +33,8 @@ def create_app(
         if supervisor:
             supervisor.start()
         try:
-            yield
+            async with mcp_http.running(mcp_servers):
+                yield
         finally:
             if supervisor:
                 supervisor.stop()
@@ -47,6 +50,8 @@ def create_app(
     if env is not None:
         app.state.env = env
     errors.install(app)
+    mcp_card.install(app, settings.public_url)
+    mcp_servers = mcp_http.mount(app, lambda: app.state.env, settings.public_url)
     for router in (project.router, builds.router, diffs.router, delivery.router):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)

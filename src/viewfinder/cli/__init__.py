@@ -31,6 +31,7 @@ app = typer.Typer(
 app.command("diff")(diff.diff)
 app.command("serve")(serve.serve)
 app.command("worker")(serve.worker)
+app.command("mcp")(serve.mcp)
 app.add_typer(keys.app, name="keys")
 app.command("upload")(upload.upload)
 app.command("builds")(builds.builds)

@@ -4,6 +4,7 @@ from the data directory (no API key involved)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,7 +31,7 @@ DataDirOption = Annotated[
 KEY_USES = {
     "admin": "everything: keys, approving baselines, reviews, uploads",
     "ci": "CI: upload builds and push screenshots",
-    "agent": "agents: review diffs and comment",
+    "agent": "agents: push screenshots, review diffs and comment",
 }
 
 
@@ -66,6 +67,17 @@ def _print_keys(boot: Bootstrap, url: str) -> None:
     typer.echo(f"  export VIEWFINDER_URL={url}")
     typer.echo("  export VIEWFINDER_KEY=<one of the keys above>")
     typer.echo("More keys later: viewfinder keys create --role upload|review|approve|admin")
+    typer.echo("Connect an agent over MCP (the agent key is meant for this):")
+    typer.echo(
+        f"  Claude Code: claude mcp add --transport http viewfinder {url}/mcp "
+        "--header 'Authorization: Bearer ${VIEWFINDER_KEY}'"
+    )
+    typer.echo(
+        '  Cursor (.cursor/mcp.json): {"mcpServers": {"viewfinder": {"url": "'
+        + url
+        + '/mcp", "headers": {"Authorization": "Bearer <key>"}}}}'
+    )
+    typer.echo(f"  stdio: VIEWFINDER_URL={url} VIEWFINDER_KEY=<key> viewfinder mcp")
 
 
 def serve(
@@ -99,7 +111,10 @@ def serve(
     from viewfinder.services.env import Env
 
     url = f"http://{host}:{port}"
-    overrides: dict[str, object] = {"public_url": url}
+    # The address links point at: where this server listens, unless set for a proxy in front.
+    overrides: dict[str, object] = {}
+    if not os.environ.get("VIEWFINDER_PUBLIC_URL"):
+        overrides["public_url"] = url
     if workers is not None:
         overrides["workers"] = workers
     settings = settings_for(data_dir, **overrides)
@@ -130,3 +145,26 @@ def worker(data_dir: DataDirOption = Path(".viewfinder")) -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
     run(settings_for(data_dir))
+
+
+def mcp(
+    profile: Annotated[
+        str,
+        typer.Option(
+            help="Tool set: default, uiverify or miseru (names as those products use them).",
+        ),
+    ] = "default",
+    data_dir: DataDirOption = Path(".viewfinder"),
+) -> None:
+    """Serve MCP over stdio. The key comes from VIEWFINDER_KEY; with VIEWFINDER_URL the tools
+    call that server, otherwise the local data directory."""
+    from viewfinder.errors import ViewfinderError
+    from viewfinder.mcp.server import profiles
+    from viewfinder.mcp.stdio import run
+
+    if profile not in profiles():
+        fail(f"unknown profile {profile!r}: choose one of {', '.join(profiles())}")
+    try:
+        run(profile, settings_for(data_dir))
+    except ViewfinderError as exc:
+        fail(f"[{exc.code}] {exc.message}")

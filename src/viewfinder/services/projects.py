@@ -102,7 +102,7 @@ def bootstrap(env: Env, project_name: str = "default") -> Bootstrap | None:
         keys = {
             "admin": _insert_key(s, project.id, ["admin"], "admin", "person"),
             "ci": _insert_key(s, project.id, ["upload"], "ci", "ci"),
-            "agent": _insert_key(s, project.id, ["review"], "agent", "agent"),
+            "agent": _insert_key(s, project.id, ["upload", "review"], "agent", "agent"),
         }
         return Bootstrap(_project_record(project), keys)
 

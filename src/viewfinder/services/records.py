@@ -126,6 +126,24 @@ class StoryRecord(Record):
     urls: Urls
 
 
+class StoryBrief(Record):
+    """A story in a few fields, for lists an agent reads (links are in get_diff)."""
+
+    id: str
+    name: str
+    variant: str
+    state: StoryState
+    diff_id: str | None
+    diff_ratio: float | None
+    decision: Decision | None
+    open_threads: int
+
+
+class StoryBriefs(Record):
+    items: list[StoryBrief]
+    next_cursor: str | None
+
+
 class Counts(Record):
     changed: int = 0
     new: int = 0
@@ -158,6 +176,24 @@ class StoryList(Record):
     items: list[StoryRecord]
     next_cursor: str | None
 
+    def brief(self) -> StoryBriefs:
+        return StoryBriefs(
+            items=[
+                StoryBrief(
+                    id=s.id,
+                    name=s.name,
+                    variant=s.variant,
+                    state=s.state,
+                    diff_id=s.diff_id,
+                    diff_ratio=s.diff_ratio,
+                    decision=s.decision,
+                    open_threads=s.open_threads,
+                )
+                for s in self.items
+            ],
+            next_cursor=self.next_cursor,
+        )
+
 
 class BuildDetail(BuildRecord):
     """A build with the first page of each story list."""
@@ -167,6 +203,20 @@ class BuildDetail(BuildRecord):
     removed: StoryList
     failed: StoryList
     unchanged: StoryList
+
+
+class BuildSummary(BuildRecord):
+    """A build with the first page of what needs a look (changed and failed stories); the
+    other lists are counted and paged with list_build_stories."""
+
+    changed: StoryBriefs
+    failed: StoryBriefs
+
+    @classmethod
+    def of(cls, detail: BuildDetail) -> BuildSummary:
+        fields = BuildRecord.model_fields
+        base = {k: v for k, v in detail.model_dump().items() if k in fields}
+        return cls(**base, changed=detail.changed.brief(), failed=detail.failed.brief())
 
 
 class ImageRecord(Record):

@@ -154,16 +154,21 @@ def update_comment(env: Env, actor: Actor, comment_id: str, body: str) -> Thread
         return _record(row)
 
 
-def resolve_comment(env: Env, actor: Actor, comment_id: str) -> ThreadRecord:
-    """Resolve the thread the comment belongs to (idempotent)."""
+def resolve_comment(
+    env: Env, actor: Actor, comment_id: str, *, resolved: bool = True
+) -> ThreadRecord:
+    """Resolve (or, with ``resolved=False``, reopen) the thread the comment belongs to.
+    Idempotent."""
     actor.require("review", "resolve comments")
     with env.db.write() as s:
         row = _get(s, actor, comment_id)
         root = _get(s, actor, row.parent_id) if row.parent_id else row
-        if root.status != "resolved":
+        if resolved and root.status != "resolved":
             root.status = "resolved"
             root.resolved_at = utcnow()
             root.resolved_by = actor.key_id
+        elif not resolved and root.status != "open":
+            root.status, root.resolved_at, root.resolved_by = "open", None, None
         replies = list(s.scalars(select(Thread).where(Thread.parent_id == root.id)))
         return _record(root, replies)
 

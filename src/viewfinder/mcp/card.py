@@ -1,0 +1,72 @@
+"""The server card: what a directory or a client learns about this server before connecting,
+generated from the live tool lists."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+
+from viewfinder import __version__
+from viewfinder.mcp.http import path_of
+from viewfinder.mcp.server import profiles
+
+PROTOCOLS = ["2025-06-18", "2025-11-25", "2026-07-28"]
+MEDIA_TYPE = "application/mcp-server-card+json"
+
+
+def card(public_url: str) -> dict[str, Any]:
+    remotes = [
+        {
+            "type": "streamable-http",
+            "url": f"{public_url}{path_of(name)}",
+            "headers": [
+                {
+                    "name": "Authorization",
+                    "value": "Bearer {VIEWFINDER_KEY}",
+                    "isRequired": True,
+                    "description": "A Viewfinder project key (vf_proj_...). initialize and "
+                    "tools/list work without one.",
+                }
+            ],
+            "supportedProtocolVersions": PROTOCOLS,
+            "_meta": {"profile": name, "tools": [spec.name for spec in tools]},
+        }
+        for name, tools in profiles().items()
+    ]
+    return {
+        "$schema": "https://static.modelcontextprotocol.io/schemas/server-card/draft.json",
+        "name": "io.github.viewfinder/viewfinder",
+        "title": "Viewfinder",
+        "version": __version__,
+        "description": "Self-hosted visual review: screenshots compared with approved baselines, "
+        "changes explained, accepted or denied by agents and people.",
+        "remotes": remotes,
+        "_meta": {
+            "stdio": {
+                "command": "viewfinder",
+                "args": ["mcp"],
+                "env": ["VIEWFINDER_KEY", "VIEWFINDER_URL"],
+            }
+        },
+    }
+
+
+def install(app: FastAPI, public_url: str) -> None:
+    body = json.dumps(card(public_url), indent=2).encode()
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    headers = {
+        "Access-Control-Allow-Origin": "*",
+        "Cache-Control": "public, max-age=3600",
+        "ETag": etag,
+    }
+
+    async def serve(request: Request) -> Response:
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type=MEDIA_TYPE, headers=headers)
+
+    for path in ("/.well-known/mcp/server-card.json", f"{path_of('default')}/server-card"):
+        app.add_api_route(path, serve, methods=["GET"], include_in_schema=False)

@@ -1,0 +1,90 @@
+"""Pieces every profile's tools share: reading an image argument, and rendering diff images
+with the note that comes before them."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from pathlib import Path
+
+from viewfinder.errors import InvalidInput
+from viewfinder.mcp.tooling import Call, Picture
+from viewfinder.services import comparisons, renders, threads
+from viewfinder.services.records import ThreadRecord
+
+_DATA_URL = re.compile(r"^data:image/(png|jpeg|webp);base64,", re.I)
+# Base64 has no dots, so anything ending in an image extension is a path.
+_PATH = re.compile(r"^\S*\.(png|jpe?g|webp)$", re.I)
+WHICH_ALIASES = {"baseline": "before", "candidate": "after"}
+
+
+def read_image(call: Call, value: str, *, what: str = "image") -> bytes:
+    """The bytes of an image argument: a data: URL or base64, or (over stdio only) a path."""
+    text = value.strip()
+    match = _DATA_URL.match(text)
+    if match:
+        text = text[match.end() :]
+    elif _PATH.match(text):
+        if not call.local_files:
+            raise InvalidInput(
+                f"{what} looks like a file path; over HTTP send the image itself as a "
+                "data:image/png;base64,... URL (paths work with `viewfinder mcp` over stdio)"
+            )
+        path = Path(text).expanduser()
+        if not path.is_absolute():
+            raise InvalidInput(f"{what} must be an absolute path (got {value!r})")
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise InvalidInput(f"{what}: no file at {path}") from None
+        except OSError as exc:
+            raise InvalidInput(f"{what}: cannot read {path}: {exc.strerror}") from None
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidInput(
+            f"{what} is neither a data:image/...;base64 URL nor base64 (nor, over stdio, a path)"
+        ) from None
+
+
+def thread_note(items: list[ThreadRecord]) -> str:
+    """One line per open thread, for the note before a story's images."""
+    open_ones = [t for t in items if t.status == "open"]
+    if not open_ones:
+        return "No open comment threads on this story."
+    lines = [f"{len(open_ones)} open comment thread(s) on this story (resolve before accepting):"]
+    for t in open_ones[:10]:
+        who = f"{t.author.name}{' (agent)' if t.author.is_agent else ''}"
+        where = f" at {t.anchor.type}" if t.anchor is not None else ""
+        lines.append(f"- {t.id} by {who} on the {t.side} image{where}: {t.body[:200]}")
+    return "\n".join(lines)
+
+
+def diff_pictures(
+    call: Call, diff_id: str, which: str, offset: int | None, height: int | None
+) -> tuple[list[Picture], str]:
+    """The rendered images of a diff, and the note (open threads) to put before them."""
+    kind = WHICH_ALIASES.get(which, which)
+    rendered = renders.render_diff(
+        call.env, call.actor, diff_id, kind, offset=offset, height=height
+    )
+    record = comparisons.get_diff(call.env, call.actor, diff_id)
+    link = {
+        "diff": record.urls.diff,
+        "before": record.urls.baseline,
+        "after": record.urls.candidate,
+    }
+    pictures = [
+        Picture(
+            label=r.label, png=r.png, note=r.note or f"{r.width}x{r.height}", link=link.get(kind)
+        )
+        for r in rendered
+    ]
+    notes = thread_note(threads.list_comments(call.env, call.actor, diff_id))
+    return pictures, notes
+
+
+def story_picture(call: Call, story_id: str, offset: int | None, height: int | None) -> Picture:
+    image = renders.story_image(call.env, call.actor, story_id, offset=offset, height=height)
+    return Picture(label=f"story {story_id}", png=image.png, note=image.note or "current image")

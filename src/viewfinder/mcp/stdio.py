@@ -1,0 +1,101 @@
+"""`viewfinder mcp`: the MCP server over stdio, for agents that start it as a subprocess.
+
+With VIEWFINDER_URL set, tool calls go to that server's HTTP endpoint (files named in
+arguments are read here, on the agent's machine, and sent up); without it, they run against
+the local embedded store. The key is read from VIEWFINDER_KEY at each call. stdout is the wire:
+logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import Context
+
+from viewfinder.errors import InvalidInput, Unauthenticated, Unavailable
+from viewfinder.mcp.http import path_of
+from viewfinder.mcp.server import build_server
+from viewfinder.mcp.tooling import CONNECT_HINT, Backend, LocalBackend, ToolSpec, tool_error
+from viewfinder.services.env import Env
+from viewfinder.settings import Settings
+
+KEY_VARIABLE = "VIEWFINDER_KEY"
+_MEDIA = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
+
+
+def env_key(_: Context) -> str | None:
+    return os.environ.get(KEY_VARIABLE) or None
+
+
+def file_as_data_url(value: Any) -> Any:
+    """A path on this machine becomes a data: URL; anything else is left as it is."""
+    if not isinstance(value, str) or Path(value).suffix.lower() not in _MEDIA:
+        return value
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise InvalidInput(f"{value!r} must be an absolute path")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    media = _MEDIA[path.suffix.lower()]
+    return f"data:{media};base64,{base64.b64encode(data).decode()}"
+
+
+@dataclass(frozen=True)
+class RemoteBackend:
+    """Carries each call to the server at ``url`` with the caller's key."""
+
+    url: str
+
+    async def call(self, ctx: Context, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        key = env_key(ctx)
+        if not key:
+            return tool_error(Unauthenticated(CONNECT_HINT))
+        try:
+            sent = {
+                k: file_as_data_url(v) if k in spec.file_args else v for k, v in arguments.items()
+            }
+        except InvalidInput as exc:
+            return tool_error(exc)
+        headers = {"Authorization": f"Bearer {key}"}
+        try:
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=120) as http,
+                Client(streamable_http_client(self.url, http_client=http)) as client,
+            ):
+                result: types.CallToolResult = await client.call_tool(spec.name, sent)
+        except Exception as exc:  # the transport reports failures in many shapes
+            return tool_error(
+                Unavailable(f"cannot reach Viewfinder at {self.url} ({exc}); is it running?")
+            )
+        return result
+
+
+def run(profile: str, settings: Settings) -> None:
+    """Serve the profile over stdio until the client closes it."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    remote = os.environ.get("VIEWFINDER_URL")
+    backend: Backend
+    env: Env | None = None
+    if remote:
+        backend = RemoteBackend(remote.rstrip("/") + path_of(profile))
+    else:
+        env = Env.open(settings)
+        opened = env
+        backend = LocalBackend(lambda: opened, env_key, local_files=True)
+    try:
+        build_server(profile, backend).run("stdio")
+    finally:
+        if env is not None:
+            env.close()

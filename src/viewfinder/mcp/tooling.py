@@ -1,0 +1,226 @@
+"""How a tool is declared once and served over MCP.
+
+A ToolSpec names the tool, its input model (whose fields become the tool's flat arguments), its
+output model (the outputSchema), its annotations and the function that runs it. The function
+is synchronous service code: it gets a Call (the Env, the caller's Actor, what the transport
+allows) and the validated input, and returns the output model or an ImageResult.
+
+Every failure the caller can act on is a ViewfinderError; here it becomes an error result
+whose text starts with ``[code]`` and which carries no structuredContent.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Protocol
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel, Field, ValidationError
+
+from viewfinder.errors import InvalidInput, Unauthenticated, ViewfinderError
+from viewfinder.services import projects
+from viewfinder.services.env import Actor, Env
+
+_ANNOTATED: Any = Annotated  # subscripted at run time with a tuple built from a model
+INLINE_LIMIT = 5 * 1024 * 1024  # bytes of PNG above which an image is linked, not inlined
+
+
+@dataclass(frozen=True)
+class Call:
+    """What a tool runs with."""
+
+    env: Env
+    actor: Actor
+    local_files: bool  # stdio: the caller shares this machine, so paths may be read
+
+
+@dataclass(frozen=True)
+class Picture:
+    label: str
+    png: bytes
+    note: str = ""
+    link: str | None = None  # where to fetch it when it is too large to inline
+
+
+@dataclass(frozen=True)
+class ImageResult:
+    """An image tool's answer: a note, the pictures, and the structured record."""
+
+    note: str
+    pictures: list[Picture]
+    record: BaseModel
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input: type[BaseModel]
+    output: type[BaseModel]
+    run: Callable[[Call, Any], BaseModel | ImageResult]
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    images: bool = False  # answers with image blocks (run returns an ImageResult)
+    file_args: tuple[str, ...] = ()  # arguments that may name a file on the caller's machine
+    title: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def annotations(self) -> types.ToolAnnotations:
+        return types.ToolAnnotations(
+            title=self.title,
+            read_only_hint=self.read_only,
+            destructive_hint=self.destructive if not self.read_only else False,
+            idempotent_hint=self.idempotent or self.read_only,
+            open_world_hint=False,
+        )
+
+
+# How a server finds the Env and the caller's key for a call.
+EnvSource = Callable[[], Env]
+KeySource = Callable[[Context], str | None]
+
+CONNECT_HINT = (
+    "connect with your Viewfinder project key: send `Authorization: Bearer vf_proj_...` over "
+    "HTTP, or set VIEWFINDER_KEY for `viewfinder mcp` over stdio"
+)
+
+
+def _bearer(ctx: Context) -> str | None:
+    headers = ctx.headers
+    if headers is None:
+        return None
+    value = headers.get("authorization") or headers.get("Authorization") or ""
+    scheme, _, token = value.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def http_key(ctx: Context) -> str | None:
+    return _bearer(ctx)
+
+
+def tool_error(exc: ViewfinderError) -> types.CallToolResult:
+    """A refusal the model can act on: an error result whose text starts with the [code]
+    (raising the SDK's ToolError would prefix "Error executing tool ..." to it)."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"[{exc.code}] {exc.message}")],
+        is_error=True,
+    )
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for e in exc.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "arguments"
+        parts.append(f"{where}: {e['msg']}")
+    return "invalid arguments: " + "; ".join(parts[:6])
+
+
+def _image_result(result: ImageResult) -> types.CallToolResult:
+    content: list[Any] = [types.TextContent(type="text", text=result.note)]
+    for picture in result.pictures:
+        if len(picture.png) > INLINE_LIMIT:
+            where = f" Download it from {picture.link}" if picture.link else ""
+            content.append(
+                types.TextContent(
+                    type="text",
+                    text=f"{picture.label}: {len(picture.png):,} bytes, too large to show inline."
+                    f"{where} (or ask for a smaller page with px_offset/px_height).",
+                )
+            )
+            continue
+        content.append(types.TextContent(type="text", text=f"{picture.label}: {picture.note}"))
+        content.append(
+            types.ImageContent(
+                type="image", data=base64.b64encode(picture.png).decode(), mime_type="image/png"
+            )
+        )
+    return types.CallToolResult(
+        content=content, structured_content=result.record.model_dump(mode="json")
+    )
+
+
+class Backend(Protocol):
+    """Where a tool call is carried out: here (LocalBackend) or by a remote server (the stdio
+    proxy in stdio.py)."""
+
+    async def call(self, ctx: Context, spec: ToolSpec, arguments: dict[str, Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class LocalBackend:
+    env: EnvSource
+    key: KeySource
+    local_files: bool
+
+    async def call(self, ctx: Context, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        try:
+            args = spec.input.model_validate(arguments)
+        except ValidationError as exc:
+            return tool_error(InvalidInput(_validation_message(exc)))
+        secret = self.key(ctx)
+        if not secret:
+            return tool_error(Unauthenticated(CONNECT_HINT))
+        environment = self.env()
+        try:
+            actor = await anyio.to_thread.run_sync(
+                functools.partial(projects.authenticate, environment, secret, as_agent=True)
+            )
+            call = Call(environment, actor, self.local_files)
+            result = await anyio.to_thread.run_sync(functools.partial(spec.run, call, args))
+        except Unauthenticated as exc:
+            return tool_error(Unauthenticated(f"{exc.message}; {CONNECT_HINT}"))
+        except ViewfinderError as exc:
+            return tool_error(exc)
+        if isinstance(result, ImageResult):
+            return _image_result(result)
+        # Compact JSON in the text block: the same content as structuredContent, half the size.
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.model_dump_json())],
+            structured_content=result.model_dump(mode="json"),
+        )
+
+
+def register(server: MCPServer, spec: ToolSpec, backend: Backend) -> None:
+    """Add the tool to the server with flat arguments taken from its input model."""
+
+    async def handler(ctx: Context, **arguments: Any) -> Any:
+        return await backend.call(ctx, spec, arguments)
+
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
+    annotations: dict[str, Any] = {"ctx": Context}
+    for name, info in spec.input.model_fields.items():
+        # The description and bounds travel; the default goes on the parameter itself.
+        metadata = (*info.metadata, Field(description=info.description))
+        annotation = _ANNOTATED[(info.annotation, *metadata)]
+        default = (
+            inspect.Parameter.empty
+            if info.is_required()
+            else info.get_default(call_default_factory=True)
+        )
+        parameters.append(
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+            )
+        )
+        annotations[name] = annotation
+    returns: Any = Annotated[types.CallToolResult, spec.output] if spec.images else spec.output
+    annotations["return"] = returns
+    handler.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    handler.__annotations__ = annotations
+    handler.__name__ = spec.name
+    server.add_tool(
+        handler,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        annotations=spec.annotations(),
+        meta=spec.meta or None,
+        structured_output=True,
+    )
