@@ -9,8 +9,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_WORKERS ?= auto
 PEERS := bench/.peers
 PEERS_STAMP := $(PEERS)/node_modules/.package.json
+WEB_NPM := tests/web
+WEB_STAMP := $(WEB_NPM)/node_modules/.package.json
+WEB_TESTS := tests/test_web_review.py tests/test_web_visual.py tests/test_web_sessions.py
+CLIENTS := tests/.npm
+CLIENTS_STAMP := $(CLIENTS)/node_modules/.package.json
 
-.PHONY: install test check serve bench chromium format docs clean
+.PHONY: install test clients check serve bench chromium format docs clean
 
 install: $(STAMP)
 
@@ -21,8 +26,18 @@ $(STAMP): pyproject.toml src/viewfinder/imaging/_native.c
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: install
+test: install clients chromium
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q
+
+# Real MCP clients the tests drive (the MCP Inspector CLI), pinned in tests/npm/package.json and
+# installed into an ignored folder the same way as the bench peers below.
+clients: $(CLIENTS_STAMP)
+
+$(CLIENTS_STAMP): tests/npm/package.json
+	mkdir -p $(CLIENTS)
+	cp tests/npm/package.json $(CLIENTS)/package.json
+	npm install --no-audit --no-fund --loglevel=error --prefix $(CLIENTS)
+	cp tests/npm/package.json $@
 
 check: install
 	$(VENV)/bin/ruff check .
@@ -59,4 +74,5 @@ $(PEERS_STAMP): bench/peers/package.json
 	cp bench/peers/package.json $@
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.corpus-build bench/.peers bench/.results
+	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.corpus-build bench/.peers bench/.results \
+		$(CLIENTS)

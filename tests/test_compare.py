@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from viewfinder.errors import InvalidInput, InvalidMask
 from viewfinder.imaging import compare, decode, pixelmatch, png
-from viewfinder.imaging.diffimage import CHANGED_RGB, MASKED_RGB, SIZE_RGB
+from viewfinder.imaging.diffimage import CHANGED_RGB, MASKED_RGB, MOVED_RGB, NOISE_RGB, SIZE_RGB
 from viewfinder.runtime import tune_allocator
 
 settings.register_profile("default", max_examples=60, deadline=None)
@@ -18,6 +18,16 @@ settings.load_profile("default")
 
 def encode(pixels: np.ndarray, level: int = 6) -> bytes:
     return png.encode(pixels, level=level)
+
+
+def changed_in(diff_png: bytes | None, shape: tuple[int, int]) -> np.ndarray:
+    """Changed pixels of the diff image, whatever the analysis made of them (changed, moved
+    or rendering noise): all of them count as changed."""
+    return (
+        painted(diff_png, shape, CHANGED_RGB)
+        | painted(diff_png, shape, MOVED_RGB)
+        | painted(diff_png, shape, NOISE_RGB)
+    )
 
 
 def painted(
@@ -104,7 +114,7 @@ def test_masks_leave_both_numerator_and_denominator(
     base, cand = encode(pair[0]), encode(pair[1])
     h, w = pair[0].shape[:2]
     unmasked = compare(base, cand)
-    changed = painted(unmasked.diff_png, (h, w), CHANGED_RGB)
+    changed = changed_in(unmasked.diff_png, (h, w))
     plane = mask_plane(masks, h, w)
 
     result = compare(base, cand, masks=masks)
@@ -130,9 +140,7 @@ def test_masking_everything_gives_a_ratio_of_zero(pair: tuple[np.ndarray, np.nda
 def test_regions_cover_every_changed_pixel(pair: tuple[np.ndarray, np.ndarray]) -> None:
     result = compare(encode(pair[0]), encode(pair[1]))
     shape = (result.height, result.width)
-    flagged = painted(result.diff_png, shape, CHANGED_RGB) | painted(
-        result.diff_png, shape, SIZE_RGB
-    )
+    flagged = changed_in(result.diff_png, shape) | painted(result.diff_png, shape, SIZE_RGB)
     covered = np.zeros(shape, int)
     for r in result.regions:
         covered[r.y : r.y + r.height, r.x : r.x + r.width] += 1

@@ -30,12 +30,20 @@ enum {
     LABEL_SUBTLE = 4,  /* bytes differ, colour delta within the threshold */
     LABEL_SIZE = 5,    /* outside one of the two images */
     LABEL_MASKED = 6,  /* inside a mask: neither compared nor counted */
-    LABEL_MOVED = 7,   /* reserved for content recognised as moved */
-    LABEL_COUNT = 8
+    LABEL_MOVED = 7,   /* changed, but explained as content that moved */
+    LABEL_NOISE = 8,   /* changed, but explained as rendering noise */
+    LABEL_COUNT = 9
 };
 
 /* Palette indexes of the diff image; the palette itself is built in Python. */
-enum { PAL_GRAYS = 32, PAL_CHANGED = 32, PAL_SIZE = 33, PAL_MASKED = 34, PAL_MOVED = 35 };
+enum {
+    PAL_GRAYS = 32,
+    PAL_CHANGED = 32,
+    PAL_SIZE = 33,
+    PAL_MASKED = 34,
+    PAL_MOVED = 35,
+    PAL_NOISE = 36
+};
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
@@ -546,7 +554,7 @@ done:
 /* Palette index for each label; 0 keeps the faded gray. */
 static const uint8_t label_palette[LABEL_COUNT] = {
     [LABEL_CHANGED] = PAL_CHANGED, [LABEL_DARKER] = PAL_CHANGED, [LABEL_SIZE] = PAL_SIZE,
-    [LABEL_MASKED] = PAL_MASKED,   [LABEL_MOVED] = PAL_MOVED,
+    [LABEL_MASKED] = PAL_MASKED,   [LABEL_MOVED] = PAL_MOVED,     [LABEL_NOISE] = PAL_NOISE,
 };
 
 ALWAYS_INLINE void gray_row(uint8_t *restrict dst, const uint8_t *restrict p, Py_ssize_t n,
@@ -860,6 +868,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         {"LABEL_DARKER", LABEL_DARKER},   {"LABEL_AA", LABEL_AA},
         {"LABEL_SUBTLE", LABEL_SUBTLE},   {"LABEL_SIZE", LABEL_SIZE},
         {"LABEL_MASKED", LABEL_MASKED},   {"LABEL_MOVED", LABEL_MOVED},
+        {"LABEL_NOISE", LABEL_NOISE},     {"PAL_NOISE", PAL_NOISE},
         {"LABEL_COUNT", LABEL_COUNT},     {"PAL_GRAYS", PAL_GRAYS},
         {"PAL_CHANGED", PAL_CHANGED},     {"PAL_SIZE", PAL_SIZE},
         {"PAL_MASKED", PAL_MASKED},       {"PAL_MOVED", PAL_MOVED},

@@ -8,12 +8,14 @@ LABEL_SUBTLE: int
 LABEL_SIZE: int
 LABEL_MASKED: int
 LABEL_MOVED: int
+LABEL_NOISE: int
 LABEL_COUNT: int
 PAL_GRAYS: int
 PAL_CHANGED: int
 PAL_SIZE: int
 PAL_MASKED: int
 PAL_MOVED: int
+PAL_NOISE: int
 
 def classify(
     a: np.ndarray,

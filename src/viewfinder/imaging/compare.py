@@ -10,6 +10,7 @@ import numpy as np
 
 from viewfinder.errors import InvalidImage, InvalidInput
 from viewfinder.imaging import _native, diffimage, png
+from viewfinder.imaging.analysis import IDENTICAL, Analysis, analyze, subtle_only
 from viewfinder.imaging.masks import Mask, MaskLike, parse_masks, union_area
 
 # Clusters: cells of 8 px, joined when at most 2 empty cells (16-23 px) apart.
@@ -44,6 +45,7 @@ class Options:
     include_aa: bool = False
     max_diff_ratio: float = 0.0
     masks: tuple[Mask, ...] = ()
+    ignore_noise: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,7 @@ class Comparison:
     antialiased_pixels: int
     masked_pixels: int
     options: Options
+    analysis: Analysis = IDENTICAL
     diff_png: bytes | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,6 +104,8 @@ class Comparison:
                 {"x": m.x, "y": m.y, "width": m.width, "height": m.height}
                 for m in self.options.masks
             ],
+            "ignore_noise": self.options.ignore_noise,
+            "analysis": self.analysis.to_dict(),
         }
 
 
@@ -125,13 +130,15 @@ def compare(
     masks: Iterable[MaskLike] = (),
     max_diff_ratio: float = 0.0,
     diff_image: bool = True,
+    ignore_noise: bool = False,
     limits: png.Limits = png.DEFAULT_LIMITS,
 ) -> Comparison:
     """Compare two PNG screenshots.
 
     The canvas is the larger of the two sizes; pixels outside the smaller image count as changed.
     Masked pixels leave both the changed count and the compared count. The result is "changed"
-    when changed / compared exceeds ``max_diff_ratio``.
+    when changed / compared exceeds ``max_diff_ratio``, unless ``ignore_noise`` is set and the
+    analysis finds only rendering noise.
 
     Raises InvalidInput (bad option), InvalidMask, InvalidImage or ImageTooLarge; nothing is
     decoded before the options and headers have been checked.
@@ -141,6 +148,7 @@ def compare(
         include_aa=bool(include_aa),
         max_diff_ratio=check_unit("max_diff_ratio", max_diff_ratio),
         masks=parse_masks(masks),
+        ignore_noise=bool(ignore_noise),
     )
     base_header = png.read_header(base, limits, name="base")
     png.read_header(candidate, limits, name="candidate")
@@ -194,8 +202,21 @@ def compare(
         regions = tuple(Region(*box) for box in boxes)
     changed_pixels = sum(r.changed_pixels for r in regions)
     compared = width * height - masked
+    if identical:
+        analysis = IDENTICAL
+    elif changed_pixels == 0:
+        analysis = subtle_only()
+    else:
+        analysis = analyze(
+            a,
+            b,
+            labels,
+            [(r.x, r.y, r.width, r.height, r.changed_pixels) for r in regions],
+            compared_pixels=compared,
+            changed_pixels=changed_pixels,
+        )
     ratio = changed_pixels / compared if compared else 0.0
-    is_changed = ratio > options.max_diff_ratio
+    is_changed = ratio > options.max_diff_ratio and not (options.ignore_noise and analysis.noise)
     return Comparison(
         changed=is_changed,
         changed_pixels=changed_pixels,
@@ -211,6 +232,7 @@ def compare(
         antialiased_pixels=aa,
         masked_pixels=masked,
         options=options,
+        analysis=analysis,
         diff_png=diffimage.render(labels, b) if is_changed and diff_image else None,
     )
 

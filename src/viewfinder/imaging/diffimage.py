@@ -1,6 +1,7 @@
-"""The diff image: changed pixels red, size mismatch blue, masks gray, the rest a faded copy of
-the candidate. It is a palette PNG because the faded copy needs only 32 gray levels, which makes
-it 4x smaller in memory than RGBA and several times faster to compress."""
+"""The diff image: changed pixels red, content that moved orange, rendering noise pink, size
+mismatch blue, masks gray, the rest a faded copy of the candidate. It is a palette PNG because
+the faded copy needs only 32 gray levels, which makes it 4x smaller in memory than RGBA and
+several times faster to compress."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ CHANGED_RGB = (255, 0, 0)
 SIZE_RGB = (0, 0, 255)
 MASKED_RGB = (128, 128, 128)
 MOVED_RGB = (255, 140, 0)
+NOISE_RGB = (255, 182, 193)
 
 
 def _palette() -> bytes:
@@ -21,7 +23,7 @@ def _palette() -> bytes:
         luma = min(level * 8 + 4, 255)
         value = round(255 - (255 - luma) * FADE)
         grays.append((value, value, value))
-    colors = [*grays, CHANGED_RGB, SIZE_RGB, MASKED_RGB, MOVED_RGB]
+    colors = [*grays, CHANGED_RGB, SIZE_RGB, MASKED_RGB, MOVED_RGB, NOISE_RGB]
     return bytes(c for rgb in colors for c in rgb)
 
 

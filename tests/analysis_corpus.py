@@ -1,0 +1,185 @@
+"""The labelled corpus the change analysis is tested and benchmarked against.
+
+Each pair is a base render of a page (bench/pages) and a variant with a known effect:
+rendering noise (sub-pixel offsets, a tiny rotation, a one-level colour change), or a real
+change whose kind (content, color, layout_shift, size) and, for moves, exact vector are known by
+construction. Labels come from the construction, not from looking at the pixels, so the renders
+need not be byte-identical across machines: they are made with Debian's Chromium when first
+needed and cached in tests/.analysis-corpus/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Browser, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ROOT / "bench" / "pages"
+OUT = ROOT / "tests" / ".analysis-corpus"
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--force-color-profile=srgb",
+    "--font-render-hinting=none",
+    "--disable-lcd-text",
+    "--hide-scrollbars",
+    "--disable-partial-raster",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+# page, viewport width, height, a word found once in the page and a one-letter change of it
+PAGE_SET = {
+    "dashboard": ("dashboard.html", 800, 600, ("Revenue", "Revenne")),
+    "signup": ("signup.html", 800, 600, ("Work email", "Work emaii")),
+    "article": ("article.html", 800, 1000, ("Features", "Feature5")),
+}
+# The article's block sits below its first screen: its block variants would show nothing.
+SKIP = {
+    ("article", v)
+    for v in ("border_1px", "move_down_24", "move_right_10", "move_diag", "shift_1px", "removed")
+}
+BLOCK = '[data-bench="block"]'
+BUTTON = '[data-bench="button"]'
+
+
+def move(dx: int, dy: int) -> str:
+    return (
+        f"{BLOCK} {{ position: relative !important; left: {dx}px !important; "
+        f"top: {dy}px !important; }}"
+    )
+
+
+# name: (css, js, label). Labels: kind of the pair, noise, and the moves it must find.
+VARIANTS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "subpixel_x03": ("body { transform: translate(0.3px, 0); }", "", {"kind": "noise"}),
+    "subpixel_xy03": ("body { transform: translate(0.3px, 0.3px); }", "", {"kind": "noise"}),
+    "subpixel_y05": ("body { transform: translate(0, 0.5px); }", "", {"kind": "noise"}),
+    "subpixel_x025": ("body { transform: translate(0.25px, 0.1px); }", "", {"kind": "noise"}),
+    "rotate_001": ("body { transform: rotate(0.01deg); }", "", {"kind": "noise"}),
+    "rotate_m001": ("body { transform: rotate(-0.01deg); }", "", {"kind": "noise"}),
+    "one_level": (
+        "",
+        # Every solid background one level darker: imperceptible, and everywhere.
+        "for (const el of document.querySelectorAll('*')) { const c = getComputedStyle(el)"
+        ".backgroundColor.match(/rgb\\((\\d+), (\\d+), (\\d+)\\)/); if (c) el.style."
+        "backgroundColor = `rgb(${Math.max(c[1]-1,0)}, ${Math.max(c[2]-1,0)}, "
+        "${Math.max(c[3]-1,0)})`; }",
+        {"kind": "noise"},
+    ),
+    "text_char": ("", "", {"kind": "content"}),
+    "border_1px": (
+        f"{BLOCK} {{ outline: 1px solid #4b5563 !important; }}",
+        "",
+        {"kind": "content"},
+    ),
+    "badge": (
+        "",
+        "const b = document.createElement('span'); b.textContent = 'New'; b.style.cssText ="
+        " 'position:absolute;top:120px;right:60px;background:#dc2626;color:#fff;font:bold 11px"
+        " sans-serif;padding:2px 6px;border-radius:9px'; document.body.appendChild(b);",
+        {"kind": "content"},
+    ),
+    "button_color": (
+        f"{BUTTON} {{ background: #7c3aed !important; border-color: #7c3aed !important; }}",
+        "",
+        {"kind": "color"},
+    ),
+    "move_down_24": (move(0, 24), "", {"kind": "layout_shift", "moves": [[0, 24]]}),
+    "move_right_10": (move(10, 0), "", {"kind": "layout_shift", "moves": [[10, 0]]}),
+    "move_diag": (move(8, 12), "", {"kind": "layout_shift", "moves": [[8, 12]]}),
+    "shift_1px": (move(0, 1), "", {"kind": "layout_shift", "moves": [[0, 1]]}),
+    "banner_top": (
+        "",
+        "const d = document.createElement('div'); d.textContent = 'Scheduled maintenance "
+        "tonight'; d.style.cssText = 'height:40px;line-height:40px;background:#fde68a;"
+        "color:#78350f;padding:0 16px;font:14px sans-serif'; document.body.prepend(d);",
+        {"kind": "layout_shift", "moves": [[0, 40]], "inserted": True},
+    ),
+    "removed": (
+        f"{BLOCK} {{ visibility: hidden !important; }}",
+        "",
+        {"kind": "content", "verdict": "likely_regression"},
+    ),
+    "taller": ("", "", {"kind": "size"}),
+}
+
+
+def page_html(page: str, variant: str) -> str:
+    file, _, _, (old, new) = PAGE_SET[page]
+    html = (PAGES / file).read_text(encoding="utf-8")
+    if variant == "text_char":
+        assert html.count(old) == 1, (page, old)
+        html = html.replace(old, new)
+    css = VARIANTS[variant][0] if variant in VARIANTS else ""
+    if css:
+        html = html.replace("</head>", f"<style>{css}</style>\n</head>", 1)
+    return html
+
+
+def shoot(browser: Browser, html: str, width: int, height: int, script: str) -> bytes:
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        color_scheme="light",
+        reduced_motion="reduce",
+    )
+    page = context.new_page()
+    page.set_content(html, wait_until="load")
+    if script:
+        page.evaluate(f"() => {{ {script} }}")
+    page.evaluate("() => document.fonts.ready")
+    data = page.screenshot(animations="disabled", caret="hide")
+    context.close()
+    return data
+
+
+def fingerprint() -> str:
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for page in PAGE_SET.values():
+        digest.update((PAGES / page[0]).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def render(out: Path = OUT) -> list[dict[str, Any]]:
+    """Render every pair into ``out``; returns the labelled pairs."""
+    out.mkdir(parents=True, exist_ok=True)
+    pairs: list[dict[str, Any]] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        for page, (_, width, height, _) in PAGE_SET.items():
+            base = f"{page}-base.png"
+            (out / base).write_bytes(shoot(browser, page_html(page, "base"), width, height, ""))
+            for variant, (_, script, label) in VARIANTS.items():
+                if (page, variant) in SKIP:
+                    continue
+                tall = height + 40 if variant == "taller" else height
+                name = f"{page}-{variant}.png"
+                (out / name).write_bytes(
+                    shoot(browser, page_html(page, variant), width, tall, script)
+                )
+                pairs.append(
+                    {"name": f"{page}/{variant}", "base": base, "candidate": name, **label}
+                )
+        browser.close()
+    return pairs
+
+
+def ensure(out: Path = OUT) -> list[dict[str, Any]]:
+    """The labelled pairs, rendered when missing or when the pages or this file changed."""
+    manifest = out / "labels.json"
+    if manifest.exists():
+        data = json.loads(manifest.read_text())
+        if data.get("fingerprint") == fingerprint():
+            return list(data["pairs"])
+    print("rendering the analysis corpus with Chromium...", file=sys.stderr)
+    pairs = render(out)
+    manifest.write_text(json.dumps({"fingerprint": fingerprint(), "pairs": pairs}, indent=1))
+    return pairs
+
+
+if __name__ == "__main__":
+    print(f"{len(ensure())} pairs in {OUT}")

@@ -1,0 +1,156 @@
+"""Change analysis: noise told apart from real changes, moves with their vectors, kinds and
+verdicts, on a labelled corpus rendered by Chromium and on synthetic pairs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests import analysis_corpus
+from viewfinder.imaging import compare, png
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[dict[str, Any]]]:
+    # Shared between xdist workers through the cache folder; rendering happens once.
+    yield analysis_corpus.ensure()
+
+
+def run(pair: dict[str, Any]) -> Any:
+    folder = analysis_corpus.OUT
+    base = (folder / pair["base"]).read_bytes()
+    candidate = (folder / pair["candidate"]).read_bytes()
+    return compare(base, candidate).analysis
+
+
+@pytest.fixture(scope="session")
+def results(corpus: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
+    return [(pair, run(pair)) for pair in corpus]
+
+
+def test_no_real_change_is_classified_as_noise(results: list[tuple[dict[str, Any], Any]]) -> None:
+    dismissed = [p["name"] for p, a in results if p["kind"] != "noise" and a.noise]
+    assert dismissed == []
+
+
+def test_at_least_95_percent_of_noise_pairs_are_noise(
+    results: list[tuple[dict[str, Any], Any]],
+) -> None:
+    noise = [(p, a) for p, a in results if p["kind"] == "noise"]
+    missed = [p["name"] for p, a in noise if not a.noise]
+    assert len(noise) >= 15
+    assert len(missed) <= 0.05 * len(noise), missed
+
+
+def test_at_least_85_percent_of_kinds_are_right(results: list[tuple[dict[str, Any], Any]]) -> None:
+    wrong = [(p["name"], p["kind"], a.kind) for p, a in results if a.kind != p["kind"]]
+    assert len(wrong) <= 0.15 * len(results), wrong
+
+
+def test_every_move_vector_is_exact(results: list[tuple[dict[str, Any], Any]]) -> None:
+    for pair, analysis in results:
+        found = {(c.dx, c.dy) for c in analysis.changes if c.kind == "move"}
+        for dx, dy in pair.get("moves", []):
+            assert (dx, dy) in found, (pair["name"], found)
+
+
+def test_content_that_disappeared_is_a_likely_regression(
+    results: list[tuple[dict[str, Any], Any]],
+) -> None:
+    for pair, analysis in results:
+        if pair.get("verdict"):
+            assert analysis.verdict == pair["verdict"], (pair["name"], analysis.reasoning)
+
+
+def test_an_inserted_banner_is_reported_as_inserted_with_the_rest_moved(
+    results: list[tuple[dict[str, Any], Any]],
+) -> None:
+    for pair, analysis in results:
+        if pair.get("inserted"):
+            assert analysis.summary.startswith("Content inserted at the top"), analysis.summary
+            assert "moved down 40 px" in analysis.summary
+
+
+# ---- synthetic pairs, no browser ---------------------------------------------------------------
+
+
+def page(height: int = 120, width: int = 160) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    pixels = np.full((height, width, 3), 250, np.uint8)
+    for _ in range(12):  # some "text": short dark bars
+        y, x = rng.integers(5, height - 10), rng.integers(5, width - 30)
+        pixels[y : y + 3, x : x + rng.integers(8, 25)] = rng.integers(20, 90)
+    return pixels
+
+
+def analysis_of(base: np.ndarray, candidate: np.ndarray, **options: Any) -> Any:
+    return compare(png.encode(base), png.encode(candidate), **options)
+
+
+def test_a_moved_block_is_found_with_its_vector() -> None:
+    base = np.full((100, 140, 3), 255, np.uint8)
+    base[20:40, 30:70] = (30, 60, 200)
+    base[25:28, 35:60] = 255
+    cand = np.full_like(base, 255)
+    cand[33:53, 37:77] = base[20:40, 30:70]
+    result = analysis_of(base, cand)
+    moves = [(c.dx, c.dy) for c in result.analysis.changes if c.kind == "move"]
+    assert result.analysis.kind == "layout_shift" and moves == [(7, 13)]
+    assert "down 13 px and right 7 px" in result.analysis.summary
+
+
+def test_a_recoloured_block_is_a_colour_change() -> None:
+    base = page()
+    base[40:70, 50:110] = (30, 90, 200)
+    cand = base.copy()
+    cand[40:70, 50:110] = (120, 60, 220)
+    analysis = analysis_of(base, cand).analysis
+    assert (analysis.kind, analysis.verdict) == ("color", "likely_intended")
+
+
+def test_vanished_content_is_a_likely_regression() -> None:
+    base = page()
+    base[30:80, 40:120] = (40, 40, 40)
+    base[40:70, 50:110] = (200, 30, 30)
+    cand = base.copy()
+    cand[30:80, 40:120] = 250
+    analysis = analysis_of(base, cand).analysis
+    assert analysis.verdict == "likely_regression" and "disappeared" in analysis.reasoning
+
+
+def test_identical_pairs_need_no_analysis() -> None:
+    data = png.encode(page())
+    assert compare(data, data).analysis.kind == "identical"
+
+
+def test_ignore_noise_makes_a_noise_only_pair_unchanged() -> None:
+    base = page()
+    # A 0.4 px horizontal offset of everything, as a renderer produces it: blended neighbours.
+    shifted = base.astype(np.float32)
+    shifted[:, 1:] = base[:, 1:] * 0.6 + base[:, :-1] * 0.4
+    cand = shifted.round().astype(np.uint8)
+    plain = analysis_of(base, cand)
+    assert plain.analysis.noise and plain.analysis.kind == "noise"
+    assert analysis_of(base, cand, ignore_noise=True).changed is False
+    assert plain.changed is (plain.diff_ratio > 0)
+
+
+def test_the_analysis_is_in_the_json_result() -> None:
+    base = page()
+    cand = base.copy()
+    cand[10:20, 10:20] = 0
+    data = analysis_of(base, cand).to_dict()["analysis"]
+    assert {
+        "kind",
+        "noise",
+        "verdict",
+        "confidence",
+        "summary",
+        "reasoning",
+        "changes",
+    } <= data.keys()
+    json.dumps(data)
