@@ -115,7 +115,8 @@ def _blur(a: np.ndarray) -> np.ndarray:
     p = np.pad(a, ((2, 2), (2, 2), (0, 0)), mode="edge")
     rows = p[:-4] + 2 * p[1:-3] + 3 * p[2:-2] + 2 * p[3:-1] + p[4:]
     both = rows[:, :-4] + 2 * rows[:, 1:-3] + 3 * rows[:, 2:-2] + 2 * rows[:, 3:-1] + rows[:, 4:]
-    return both * np.float32(1 / 81)
+    blurred: np.ndarray = both * np.float32(1 / 81)
+    return blurred
 
 
 def _sample(p: np.ndarray, t: float, axis: int, size: int) -> np.ndarray:
@@ -282,7 +283,7 @@ def explained_share(
     box: tuple[int, int, int, int],
     dx: int,
     dy: int,
-) -> tuple[float, np.ndarray]:
+) -> tuple[float, np.ndarray, bool]:
     """Share of the region's changed pixels (``changed`` is region-relative) where the
     candidate shows what the base had at p - d, the mask of those pixels, and whether the move
     carries content: where the content arrived, or, for the place it left, the base's content
@@ -375,7 +376,8 @@ def _edges(pixels: np.ndarray) -> np.ndarray:
     if min(luma.shape) < 2:
         return np.zeros(luma.shape, bool)
     gy, gx = np.gradient(luma)
-    return np.hypot(gx, gy) > 24
+    strong: np.ndarray = np.hypot(gx, gy) > 24
+    return strong
 
 
 def same_shapes(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) -> bool:
@@ -585,16 +587,21 @@ def _conclude(
     weight: dict[str, int] = {}
     for c in real:
         # Inserted content is part of the layout shift it caused.
-        kind = (
+        part = (
             "move"
             if c.note in ("inserted", "inserted at the top", "pushed out of view")
             else c.kind
         )
-        weight[kind] = weight.get(kind, 0) + c.changed_pixels
+        weight[part] = weight.get(part, 0) + c.changed_pixels
     total = sum(weight.values())
-    kind_of = {"move": "layout_shift", "color": "color", "content": "content", "size": "size"}
+    kind_of: dict[str, Kind] = {
+        "move": "layout_shift",
+        "color": "color",
+        "content": "content",
+        "size": "size",
+    }
     top = max(weight, key=lambda k: weight[k])
-    kind: Kind = kind_of[top] if weight[top] >= 0.8 * total else "content"  # type: ignore[assignment]
+    kind: Kind = kind_of[top] if weight[top] >= 0.8 * total else "content"
     sentences = [_sentence(c, width, height) for c in sorted(real, key=lambda c: -c.changed_pixels)]
     noise_count = len(changes) - len(real)
     if noise_count:
