@@ -15,7 +15,7 @@ WEB_TESTS := tests/test_web_review.py tests/test_web_visual.py tests/test_web_se
 CLIENTS := tests/.npm
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.package.json
 
-.PHONY: install test clients check serve bench chromium format docs clean
+.PHONY: install test test-web web-test-deps clients check serve bench chromium format docs clean
 
 install: $(STAMP)
 
@@ -26,8 +26,21 @@ $(STAMP): pyproject.toml src/viewfinder/imaging/_native.c
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: install clients chromium
+test: install clients chromium web-test-deps
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q
+
+# The dashboard's tests alone. `UPDATE=1 make test-web` renews the screenshots in tests/visual/
+# after an intended change of the dashboard's look (look at them, then commit them).
+test-web: install chromium web-test-deps
+	$(PY) -m pytest -n 2 -q $(WEB_TESTS)
+
+# axe-core for the dashboard's accessibility checks, pinned in tests/web/package.json (and its
+# lock); node_modules is ignored. The stamp is a copy of the package.json it was installed from.
+web-test-deps: $(WEB_STAMP)
+
+$(WEB_STAMP): $(WEB_NPM)/package.json $(WEB_NPM)/package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error --prefix $(WEB_NPM)
+	cp $(WEB_NPM)/package.json $@
 
 # Real MCP clients the tests drive (the MCP Inspector CLI), pinned in tests/npm/package.json and
 # installed into an ignored folder the same way as the bench peers below.

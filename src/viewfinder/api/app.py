@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from viewfinder import __version__
+from viewfinder import __version__, web
 from viewfinder.api import errors
 from viewfinder.api.routes import builds, delivery, diffs, project
 from viewfinder.jobs.supervisor import Supervisor
@@ -55,6 +55,7 @@ def create_app(
     for router in (project.router, builds.router, diffs.router, delivery.router):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)
+    web.install(app)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

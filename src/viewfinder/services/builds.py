@@ -476,14 +476,37 @@ def list_build_stories(
         return _story_page(env, s, build_id, state, cursor, size)
 
 
+BUILD_STATUSES = ("uploading", "comparing", "done")
+
+
 def list_builds(
-    env: Env, actor: Actor, *, limit: int | None = None, cursor: str | None = None
+    env: Env,
+    actor: Actor,
+    *,
+    limit: int | None = None,
+    cursor: str | None = None,
+    branch: str | None = None,
+    pr_number: int | None = None,
+    status: str | None = None,
 ) -> Page[BuildRecord]:
-    """Builds newest first, 20 by default, at most 100 a page."""
+    """Builds newest first, 20 by default, at most 100 a page; optionally only those of a
+    branch, a PR number or a status. Raises InvalidInput."""
     size = page_limit(limit, default=BUILDS_DEFAULT, maximum=BUILDS_MAX)
-    after = Cursor.read(env, cursor, "builds")
+    if status is not None and status not in BUILD_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(BUILD_STATUSES)} (got {status!r})")
+    pr_number = contexts.check_pr(pr_number)
+    # The filters are part of the cursor's list: a cursor of one filtered list cannot page another.
+    filtered = (branch, pr_number, status) != (None, None, None)
+    scope = f"builds:{branch}:{pr_number}:{status}" if filtered else "builds"
+    after = Cursor.read(env, cursor, scope)
     with env.db.read() as s:
         query = select(Build).where(Build.project_id == actor.project_id)
+        if branch is not None:
+            query = query.where(Build.branch == branch)
+        if pr_number is not None:
+            query = query.where(Build.pr_number == pr_number)
+        if status is not None:
+            query = query.where(Build.status == status)
         if after is not None:
             query = query.where(Build.id < after[0])
         rows = list(s.scalars(query.order_by(Build.id.desc()).limit(size + 1)))
@@ -491,7 +514,7 @@ def list_builds(
         rows = rows[:size]
         return Page[BuildRecord](
             items=[build_record(env, s, b) for b in rows],
-            next_cursor=Cursor.make(env, "builds", [rows[-1].id]) if more else None,
+            next_cursor=Cursor.make(env, scope, [rows[-1].id]) if more else None,
         )
 
 

@@ -185,6 +185,32 @@ def authenticate(env: Env, key: str | None, *, as_agent: bool = False) -> Actor:
         )
 
 
+def actor_for_key_id(env: Env, key_id: str) -> Actor:
+    """The Actor of a key named by its id, for sessions that keep the id rather than the secret:
+    each request checks again that the key still exists and is not revoked.
+    Raises Unauthenticated."""
+    with env.db.read() as s:
+        row = s.get(ApiKey, key_id)
+        if row is None or row.revoked_at is not None:
+            raise Unauthenticated("this sign-in's key is unknown or revoked: sign in again")
+        return Actor(
+            project_id=row.project_id,
+            key_id=row.id,
+            name=row.label,
+            roles=frozenset(row.roles.split(",")),
+            is_agent=row.kind == "agent",
+        )
+
+
+def key_labels(env: Env, actor: Actor) -> dict[str, str]:
+    """Key id -> label for the actor's project, to name who did what (no secrets, no roles)."""
+    with env.db.read() as s:
+        rows = s.execute(
+            select(ApiKey.id, ApiKey.label).where(ApiKey.project_id == actor.project_id)
+        )
+        return {str(key_id): str(label) for key_id, label in rows.all()}
+
+
 def whoami(env: Env, actor: Actor) -> ProjectRecord:
     with env.db.read() as s:
         project = s.get(Project, actor.project_id)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput, NotFound
-from viewfinder.imaging import Region, crop_regions, decode, png
+from viewfinder.imaging import Region, crop_regions, decode, png, read_header
 from viewfinder.services import comparisons
 from viewfinder.services.env import Actor, Env
 from viewfinder.store.models import Image, Story
@@ -29,10 +29,12 @@ class Rendered:
 
 def _page(data: bytes, offset: int | None, height: int | None, label: str) -> Rendered:
     """The whole image, or a band ``height`` px tall from ``offset`` when either is given."""
+    if offset is None and height is None:
+        # The whole image needs only its size: reading the header spares a full decode.
+        header = read_header(data)
+        return Rendered(label, data, header.width, header.height)
     pixels = decode(data)
     full_h, full_w = pixels.shape[:2]
-    if offset is None and height is None:
-        return Rendered(label, data, full_w, full_h)
     top = offset or 0
     size = height or PAGE_HEIGHT
     if top < 0 or size < 1:

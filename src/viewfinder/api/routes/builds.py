@@ -39,9 +39,22 @@ async def list_builds(
     actor: ActorDep,
     limit: Annotated[int | None, Query(ge=1, le=100)] = None,
     cursor: str | None = None,
+    branch: str | None = None,
+    pr_number: int | None = None,
+    status: Literal["uploading", "comparing", "done"] | None = None,
 ) -> Page[BuildRecord]:
-    """Builds, newest first (20 per page by default, at most 100)."""
-    return await call(builds.list_builds, env, actor, limit=limit, cursor=cursor)
+    """Builds, newest first (20 per page by default, at most 100), optionally of one branch,
+    PR number or status."""
+    return await call(
+        builds.list_builds,
+        env,
+        actor,
+        limit=limit,
+        cursor=cursor,
+        branch=branch,
+        pr_number=pr_number,
+        status=status,
+    )
 
 
 @router.get("/build")

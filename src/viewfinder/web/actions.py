@@ -1,0 +1,120 @@
+"""What a person does from the dashboard, as small JSON endpoints under /ui/api for the pages'
+scripts. Each one checks the session and its CSRF token, then calls the same service function
+as the REST API; refusals come back in the REST API's error shape with the service's message."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, Field
+
+from viewfinder.api.deps import call
+from viewfinder.services import baselines, contexts, reviews, threads
+from viewfinder.services.records import (
+    AcceptBuildResult,
+    ApproveResult,
+    BaselineRecord,
+    CloseResult,
+    ReviewResult,
+    ThreadRecord,
+)
+from viewfinder.web.sessions import Viewer, writer
+
+router = APIRouter(prefix="/ui/api", include_in_schema=False)
+Writer = Annotated[Viewer, Depends(writer)]
+
+
+class Decision(BaseModel):
+    decision: Literal["accept", "deny", "ignore"]
+
+
+class NewThread(BaseModel):
+    body: str
+    anchor: dict[str, Any] | None = None
+    side: Literal["after", "before"] = "after"
+
+
+class Body(BaseModel):
+    body: str
+
+
+class Resolution(BaseModel):
+    resolved: bool = True
+
+
+class Closing(BaseModel):
+    context_type: Literal["github_pr", "manual"]
+    context_key: str = Field(max_length=300)
+    reason: Literal["merged", "closed"]
+
+
+@router.post("/diffs/{diff_id}/review")
+async def review(diff_id: str, body: Decision, person: Writer) -> ReviewResult:
+    return await call(reviews.review_diff, person.env, person.actor, diff_id, body.decision)
+
+
+@router.post("/diffs/{diff_id}/approve")
+async def approve(diff_id: str, person: Writer) -> ApproveResult:
+    return await call(reviews.approve_diff, person.env, person.actor, diff_id)
+
+
+@router.post("/builds/{build_id}/accept")
+async def accept_build(build_id: str, person: Writer) -> AcceptBuildResult:
+    return await call(reviews.accept_build, person.env, person.actor, build_id=build_id)
+
+
+@router.post("/diffs/{diff_id}/comments", status_code=201)
+async def create_comment(diff_id: str, body: NewThread, person: Writer) -> ThreadRecord:
+    return await call(
+        threads.create_comment,
+        person.env,
+        person.actor,
+        diff_id,
+        body.body,
+        anchor=body.anchor,
+        side=body.side,
+    )
+
+
+@router.post("/comments/{comment_id}/replies", status_code=201)
+async def reply(comment_id: str, body: Body, person: Writer) -> ThreadRecord:
+    return await call(threads.reply, person.env, person.actor, comment_id, body.body)
+
+
+@router.patch("/comments/{comment_id}")
+async def edit(comment_id: str, body: Body, person: Writer) -> ThreadRecord:
+    return await call(threads.update_comment, person.env, person.actor, comment_id, body.body)
+
+
+@router.post("/comments/{comment_id}/resolve")
+async def resolve(comment_id: str, body: Resolution, person: Writer) -> ThreadRecord:
+    return await call(
+        threads.resolve_comment,
+        person.env,
+        person.actor,
+        comment_id,
+        resolved=body.resolved,
+    )
+
+
+@router.delete("/comments/{comment_id}")
+async def delete_comment(comment_id: str, person: Writer) -> ThreadRecord:
+    return await call(threads.delete_comment, person.env, person.actor, comment_id)
+
+
+@router.delete("/baselines/{baseline_id}")
+async def delete_baseline(baseline_id: str, person: Writer) -> BaselineRecord:
+    return await call(baselines.delete_baseline, person.env, person.actor, baseline_id)
+
+
+@router.post("/contexts/close")
+async def close_context(body: Closing, person: Writer) -> CloseResult:
+    return await call(
+        contexts.close_context,
+        person.env,
+        person.actor,
+        context_key=body.context_key,
+        context_type=body.context_type,
+        reason=body.reason,
+    )

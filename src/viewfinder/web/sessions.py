@@ -1,0 +1,153 @@
+"""People's sign-in for the dashboard.
+
+The session cookie is signed, not encrypted, so it carries nothing secret: the id of the key a
+person signed in with and a random CSRF token. Every request looks the key up again, so
+revoking a key ends its sessions at once. The cookie is HttpOnly and SameSite=Lax (links from a
+pull request still open the dashboard signed in; cross-site posts carry no cookie), and every
+state-changing request must also echo the session's CSRF token and, when the browser names
+one, come from this origin.
+
+Signing in is protected the same way, with a short-lived token of its own (a login cookie), so
+another site cannot sign a person in under someone else's key.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import Request, Response
+
+from viewfinder.api.deps import call
+from viewfinder.errors import Forbidden, InvalidInput, Unauthenticated
+from viewfinder.services import projects
+from viewfinder.services.env import Actor, Env
+
+SESSION_COOKIE = "vf_session"
+LOGIN_COOKIE = "vf_login"
+SESSION_TTL = 12 * 3600
+LOGIN_TTL = 3600
+CSRF_HEADER = "x-csrf-token"
+CSRF_FIELD = "csrf"
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """A signed-in person: the key's Actor and the session's CSRF token."""
+
+    actor: Actor
+    csrf: str
+    env: Env
+
+
+def env_of(request: Request) -> Env:
+    env: Env = request.app.state.env
+    return env
+
+
+def _secure(env: Env) -> bool:
+    return env.settings.public_url.startswith("https://")
+
+
+def _cookie(response: Response, env: Env, name: str, value: str, ttl: int) -> None:
+    response.set_cookie(
+        name,
+        value,
+        max_age=ttl,
+        httponly=True,
+        samesite="lax",
+        secure=_secure(env),
+        path="/",
+    )
+
+
+def start(env: Env, response: Response, actor: Actor) -> None:
+    """Sign the person in: a fresh CSRF token with every new session."""
+    value = {"k": actor.key_id, "c": secrets.token_urlsafe(24)}
+    _cookie(
+        response,
+        env,
+        SESSION_COOKIE,
+        env.signer.sign("session", value, ttl=SESSION_TTL),
+        SESSION_TTL,
+    )
+    response.delete_cookie(LOGIN_COOKIE, path="/")
+
+
+def end(response: Response) -> None:
+    response.delete_cookie(SESSION_COOKIE, path="/")
+
+
+def _session(env: Env, request: Request) -> tuple[str, str]:
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        raise Unauthenticated("sign in with your project key to use the dashboard")
+    try:
+        value: Any = env.signer.unsign("session", token, what="session")
+    except InvalidInput:
+        raise Unauthenticated("your session has expired: sign in again") from None
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in "kc"):
+        raise Unauthenticated("sign in again")
+    return value["k"], value["c"]
+
+
+async def viewer(request: Request) -> Viewer:
+    """The signed-in person. Raises Unauthenticated (no, expired or revoked session)."""
+    env = env_of(request)
+    key_id, csrf = _session(env, request)
+    actor = await call(projects.actor_for_key_id, env, key_id)
+    person = Viewer(actor, csrf, env)
+    request.state.viewer = person  # for error pages rendered later in the same request
+    return person
+
+
+def _same_origin(request: Request) -> bool:
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True  # older browsers and non-browser clients; the token still has to match
+    return urlsplit(origin).netloc == request.headers.get("host", "")
+
+
+def check_token(request: Request, expected: str, given: str | None) -> None:
+    """Raises Forbidden unless the request is same-origin and carries the expected token."""
+    if not _same_origin(request):
+        raise Forbidden("cross-site request refused: use the dashboard's own pages")
+    if not given or not hmac.compare_digest(given.encode(), expected.encode()):
+        raise Forbidden("this page is out of date (missing or wrong CSRF token): reload it")
+
+
+async def writer(request: Request) -> Viewer:
+    """The signed-in person, for a state-changing JSON request: the CSRF header must match."""
+    person = await viewer(request)
+    check_token(request, person.csrf, request.headers.get(CSRF_HEADER))
+    return person
+
+
+def login_token(env: Env, request: Request) -> tuple[str, str | None]:
+    """The login form's CSRF token: the one its cookie holds, or a new one with the cookie
+    value to set (second item) when there is none yet."""
+    cookie = request.cookies.get(LOGIN_COOKIE)
+    if cookie:
+        try:
+            return str(env.signer.unsign("login", cookie)), None
+        except InvalidInput:
+            pass
+    token = secrets.token_urlsafe(24)
+    return token, env.signer.sign("login", token, ttl=LOGIN_TTL)
+
+
+def set_login_cookie(env: Env, response: Response, value: str) -> None:
+    _cookie(response, env, LOGIN_COOKIE, value, LOGIN_TTL)
+
+
+def safe_next(target: str | None) -> str:
+    """Where to go after signing in: only a path on this site (no scheme, host or `//`)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/builds"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return "/builds"
+    return target
