@@ -54,6 +54,15 @@ def card(public_url: str) -> dict[str, Any]:
     }
 
 
+def _matches(if_none_match: str | None, etag: str) -> bool:
+    """Whether an If-None-Match header names this ETag. The comparison is weak (RFC 9110): a
+    proxy that compresses the card turns the ETag into W/"..." and clients send that back."""
+    if not if_none_match:
+        return False
+    tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return "*" in tags or etag in tags
+
+
 def install(app: FastAPI, public_url: str) -> None:
     body = json.dumps(card(public_url), indent=2).encode()
     etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
@@ -64,7 +73,7 @@ def install(app: FastAPI, public_url: str) -> None:
     }
 
     async def serve(request: Request) -> Response:
-        if request.headers.get("if-none-match") == etag:
+        if _matches(request.headers.get("if-none-match"), etag):
             return Response(status_code=304, headers=headers)
         return Response(body, media_type=MEDIA_TYPE, headers=headers)
 

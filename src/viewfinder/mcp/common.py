@@ -14,8 +14,9 @@ from viewfinder.services import comparisons, renders, threads
 from viewfinder.services.records import ThreadRecord
 
 _DATA_URL = re.compile(r"^data:image/(png|jpeg|webp);base64,", re.I)
-# Base64 has no dots, so anything ending in an image extension is a path.
-_PATH = re.compile(r"^\S*\.(png|jpe?g|webp)$", re.I)
+# Base64 has no dots, so anything ending in an image extension is a path, spaces included
+# ("Screenshot 2026-01-05 at 10.00.00.png").
+_PATH = re.compile(r"^[^\r\n]*\.(png|jpe?g|webp)$", re.I)
 WHICH_ALIASES = {"baseline": "before", "candidate": "after"}
 
 

@@ -6,21 +6,37 @@ from mcp.server.mcpserver import MCPServer
 
 from viewfinder import __version__
 from viewfinder.errors import InvalidInput
-from viewfinder.mcp import default, prompts
-from viewfinder.mcp.tooling import Backend, ToolSpec, register
+from viewfinder.mcp import default, miseru, prompts, uiverify
+from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, register
 
-INSTRUCTIONS = (
-    "Viewfinder compares screenshots with approved baselines. Typical loop: find the build "
-    "(list_builds, or get_build by commit_sha or pr_number), look at each changed story "
-    "(get_diff, render_diff_image with before_after), read and resolve open comment threads, "
-    "then accept intended changes and deny regressions. Tool errors start with a [code] and say "
-    "what to do next."
-)
+INSTRUCTIONS = {
+    "default": (
+        "Viewfinder compares screenshots with approved baselines. Typical loop: find the build "
+        "(list_builds, or get_build by commit_sha or pr_number), look at each changed story "
+        "(get_diff, render_diff_image with before_after), read and resolve open comment "
+        "threads, then accept intended changes and deny regressions. Tool errors start with a "
+        "[code] and say what to do next."
+    ),
+    "uiverify": (
+        "Visual review of UI builds (UI Verify's tools, served by Viewfinder). Typical loop: "
+        "find the build (list_builds, or get_build by commitSha or prNumber), look at each "
+        "changed story (get_diff, render_diff_image with which before_after), read and resolve "
+        "open comments (list_comments, resolve_comment), then review_diff: accept intended "
+        "changes, deny regressions. Tool errors start with a [code] and say what to do next."
+    ),
+    "miseru": (
+        "Screenshots for pull requests (Miseru's tools, served by Viewfinder): miseru_push "
+        "uploads one and returns Markdown to paste; with compare: true it is compared with its "
+        "baseline. Look at a change with miseru_diff, approve an intended one with "
+        "miseru_approve, and close a merged PR with miseru_close_context reason merged so its "
+        "baselines become the shared ones. Tool errors start with a [code]."
+    ),
+}
 
 
 def profiles() -> dict[str, list[ToolSpec]]:
     """Every profile's tools, by profile name."""
-    return {"default": default.TOOLS}
+    return {"default": default.TOOLS, "uiverify": uiverify.TOOLS, "miseru": miseru.TOOLS}
 
 
 def build_server(profile: str, backend: Backend) -> MCPServer:
@@ -28,11 +44,11 @@ def build_server(profile: str, backend: Backend) -> MCPServer:
     known = profiles()
     if profile not in known:
         raise InvalidInput(f"unknown profile {profile!r}: choose one of {', '.join(known)}")
-    server = MCPServer(
+    server = ToolServer(
         name="viewfinder" if profile == "default" else f"viewfinder-{profile}",
         title="Viewfinder",
         description="Visual review: screenshots compared with baselines, reviewed by agents.",
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS[profile],
         website_url="https://github.com/viewfinder",
         version=__version__,
     )

@@ -1,7 +1,8 @@
 """`viewfinder mcp`: the MCP server over stdio, for agents that start it as a subprocess.
 
 With VIEWFINDER_URL set, tool calls go to that server's HTTP endpoint (files named in
-arguments are read here, on the agent's machine, and sent up); without it, they run against
+arguments are read here, on the agent's machine, and sent up, and arguments a tool fills from
+the agent's environment or git checkout are filled here); without it, they run against
 the local embedded store. The key is read from VIEWFINDER_KEY at each call. stdout is the wire:
 logs go to stderr.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import httpx2
 import mcp_types as types
 from mcp.client import Client
@@ -62,6 +64,8 @@ class RemoteBackend:
         key = env_key(ctx)
         if not key:
             return tool_error(Unauthenticated(CONNECT_HINT))
+        if spec.local_args is not None:
+            arguments = await anyio.to_thread.run_sync(spec.local_args, arguments)
         try:
             sent = {
                 k: file_as_data_url(v) if k in spec.file_args else v for k, v in arguments.items()

@@ -3,7 +3,8 @@
 A ToolSpec names the tool, its input model (whose fields become the tool's flat arguments), its
 output model (the outputSchema), its annotations and the function that runs it. The function
 is synchronous service code: it gets a Call (the Env, the caller's Actor, what the transport
-allows) and the validated input, and returns the output model or an ImageResult.
+allows) and the validated input, and returns the output model (its compact JSON is the text
+block), an ImageResult, or a TextResult (text blocks of the tool's own wording).
 
 Every failure the caller can act on is a ViewfinderError; here it becomes an error result
 whose text starts with ``[code]`` and which carries no structuredContent.
@@ -14,13 +15,14 @@ from __future__ import annotations
 import base64
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol
 
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import BaseModel, Field, ValidationError
 
 from viewfinder.errors import InvalidInput, Unauthenticated, ViewfinderError
@@ -29,6 +31,7 @@ from viewfinder.services.env import Actor, Env
 
 _ANNOTATED: Any = Annotated  # subscripted at run time with a tuple built from a model
 INLINE_LIMIT = 5 * 1024 * 1024  # bytes of PNG above which an image is linked, not inlined
+PAGE_HINT = "ask for a smaller page with px_offset/px_height"
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,20 @@ class ImageResult:
     note: str
     pictures: list[Picture]
     record: BaseModel
+    large_hint: str = PAGE_HINT  # how else to get a picture too large to inline
+
+
+@dataclass(frozen=True)
+class TextResult:
+    """An answer worded for its reader: each string (or Picture) becomes a content block, in
+    order; the record is the structuredContent."""
+
+    blocks: Sequence[str | Picture]
+    record: BaseModel
+    large_hint: str = PAGE_HINT
+
+
+Result = BaseModel | ImageResult | TextResult
 
 
 @dataclass(frozen=True)
@@ -63,12 +80,15 @@ class ToolSpec:
     description: str
     input: type[BaseModel]
     output: type[BaseModel]
-    run: Callable[[Call, Any], BaseModel | ImageResult]
+    run: Callable[[Call, Any], Result]
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
-    images: bool = False  # answers with image blocks (run returns an ImageResult)
+    images: bool = False  # answers with image blocks (an ImageResult, or a TextResult's)
     file_args: tuple[str, ...] = ()  # arguments that may name a file on the caller's machine
+    # Fills arguments from the caller's machine (its environment, its git checkout): run where
+    # that machine is this one, i.e. over stdio, before the arguments are validated or sent on.
+    local_args: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     title: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
@@ -122,28 +142,49 @@ def _validation_message(exc: ValidationError) -> str:
     return "invalid arguments: " + "; ".join(parts[:6])
 
 
-def _image_result(result: ImageResult) -> types.CallToolResult:
-    content: list[Any] = [types.TextContent(type="text", text=result.note)]
-    for picture in result.pictures:
-        if len(picture.png) > INLINE_LIMIT:
-            where = f" Download it from {picture.link}" if picture.link else ""
+class ToolServer(MCPServer):
+    """An MCPServer whose answer to arguments that do not fit a tool's inputSchema reads like
+    every other refusal. The SDK checks them against the handler's signature before any of our
+    code runs, and would answer "Error executing tool ...: 1 validation error for ..." with a
+    pydantic link; here that becomes ``[invalid_input] invalid arguments: limit: ...``."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            return tool_error(InvalidInput(_validation_message(cause)))
+
+
+def _content_result(
+    blocks: Sequence[str | Picture], record: BaseModel, large_hint: str
+) -> types.CallToolResult:
+    content: list[Any] = []
+    for block in blocks:
+        if isinstance(block, str):
+            content.append(types.TextContent(type="text", text=block))
+            continue
+        if len(block.png) > INLINE_LIMIT:
+            where = f" Download it from {block.link}" if block.link else ""
             content.append(
                 types.TextContent(
                     type="text",
-                    text=f"{picture.label}: {len(picture.png):,} bytes, too large to show inline."
-                    f"{where} (or ask for a smaller page with px_offset/px_height).",
+                    text=f"{block.label}: {len(block.png):,} bytes, too large to show inline."
+                    f"{where} (or {large_hint}).",
                 )
             )
             continue
-        content.append(types.TextContent(type="text", text=f"{picture.label}: {picture.note}"))
+        content.append(types.TextContent(type="text", text=f"{block.label}: {block.note}"))
         content.append(
             types.ImageContent(
-                type="image", data=base64.b64encode(picture.png).decode(), mime_type="image/png"
+                type="image", data=base64.b64encode(block.png).decode(), mime_type="image/png"
             )
         )
-    return types.CallToolResult(
-        content=content, structured_content=result.record.model_dump(mode="json")
-    )
+    return types.CallToolResult(content=content, structured_content=record.model_dump(mode="json"))
 
 
 class Backend(Protocol):
@@ -160,6 +201,8 @@ class LocalBackend:
     local_files: bool
 
     async def call(self, ctx: Context, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        if self.local_files and spec.local_args is not None:
+            arguments = await anyio.to_thread.run_sync(spec.local_args, arguments)
         try:
             args = spec.input.model_validate(arguments)
         except ValidationError as exc:
@@ -179,7 +222,11 @@ class LocalBackend:
         except ViewfinderError as exc:
             return tool_error(exc)
         if isinstance(result, ImageResult):
-            return _image_result(result)
+            return _content_result(
+                [result.note, *result.pictures], result.record, result.large_hint
+            )
+        if isinstance(result, TextResult):
+            return _content_result(result.blocks, result.record, result.large_hint)
         # Compact JSON in the text block: the same content as structuredContent, half the size.
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.model_dump_json())],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from viewfinder.errors import NotFound
+from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.services import builds, contexts, images
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.pagination import page_limit
@@ -23,14 +23,23 @@ def _pr_builds(s: object, actor: Actor, repo: str | None, pr_number: int) -> lis
 
 
 def get_pr_changeset(
-    env: Env, actor: Actor, *, pr_number: int, repo: str | None = None, limit: int | None = None
+    env: Env,
+    actor: Actor,
+    *,
+    pr_number: int,
+    repo: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> Changeset:
     """Every story the PR changed, across all its builds: for each name + variant, its state in
-    the newest build that has it. Lists hold the first ``limit`` (25) of each state."""
+    the newest build that has it. Lists hold ``limit`` (25) of each state, from ``offset`` on
+    (by name and variant)."""
     number = contexts.check_pr(pr_number)
     assert number is not None
     repo = contexts.check_repo(repo)
     size = page_limit(limit)
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise InvalidInput(f"offset must be an integer of 0 or more (got {offset!r})")
     with env.db.read() as s:
         pr_builds = _pr_builds(s, actor, repo, number)
         if not pr_builds:
@@ -45,7 +54,9 @@ def get_pr_changeset(
             if story.state in by_state:
                 by_state[story.state].append(story)
         lists = {
-            st: StoryList(items=builds.story_records(env, s, rows[:size]), next_cursor=None)
+            st: StoryList(
+                items=builds.story_records(env, s, rows[offset : offset + size]), next_cursor=None
+            )
             for st, rows in by_state.items()
         }
         return Changeset(

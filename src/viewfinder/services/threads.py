@@ -11,10 +11,10 @@ from sqlalchemy.orm import Session
 
 from viewfinder.errors import Forbidden, InvalidInput, NotFound
 from viewfinder.ids import new_id
-from viewfinder.services import comparisons
+from viewfinder.services import builds, comparisons
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Anchor, Author, ThreadRecord
-from viewfinder.store.models import Thread, utcnow
+from viewfinder.store.models import Story, Thread, utcnow
 
 BODY_MAX = 4000
 _ANCHOR: TypeAdapter[Any] = TypeAdapter(Anchor)
@@ -97,12 +97,31 @@ def list_comments(
         rows = list(
             s.scalars(select(Thread).where(Thread.comparison_id == diff_id).order_by(Thread.id))
         )
-        replies: dict[str, list[Thread]] = {}
-        for r in rows:
-            if r.parent_id:
-                replies.setdefault(r.parent_id, []).append(r)
-        roots = [r for r in rows if r.parent_id is None and status in (None, r.status)]
-        return [_record(r, replies.get(r.id, [])) for r in roots]
+        return _threads(rows, status)
+
+
+def list_build_comments(env: Env, actor: Actor, build_id: str) -> list[ThreadRecord]:
+    """The threads of every diff of a build, oldest first, each with its replies."""
+    with env.db.read() as s:
+        builds.resolve_selector(s, actor, build_id=build_id)
+        rows = list(
+            s.scalars(
+                select(Thread)
+                .join(Story, Story.comparison_id == Thread.comparison_id)
+                .where(Story.build_id == build_id)
+                .order_by(Thread.id)
+            )
+        )
+        return _threads(rows, None)
+
+
+def _threads(rows: list[Thread], status: str | None) -> list[ThreadRecord]:
+    replies: dict[str, list[Thread]] = {}
+    for r in rows:
+        if r.parent_id:
+            replies.setdefault(r.parent_id, []).append(r)
+    roots = [r for r in rows if r.parent_id is None and status in (None, r.status)]
+    return [_record(r, replies.get(r.id, [])) for r in roots]
 
 
 def create_comment(

@@ -1,0 +1,231 @@
+"""The UI Verify profile's build-level tools: selecting a build, listing builds, a build's
+triage and story lists, and a pull request's changeset, over Viewfinder's services."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from viewfinder.errors import InvalidInput
+from viewfinder.mcp.tooling import Call
+from viewfinder.mcp.uiverify_shapes import (
+    BuildItem,
+    BuildList,
+    BuildTriage,
+    ChangesetCounts,
+    CommentTally,
+    PrChangeset,
+    PrStoryPage,
+    StoryPage,
+    story_items,
+)
+from viewfinder.services import builds, prs, threads
+from viewfinder.services.pagination import Cursor
+from viewfinder.services.records import BuildDetail, BuildRecord, Changeset, StoryList
+
+# ---- arguments --------------------------------------------------------------------------------
+
+CURSOR = Field(None, description="nextCursor of the previous page; omit for the first page.")
+LIMIT = Field(None, ge=1, le=100, description="Items per page: 25 by default, at most 100.")
+UNUSED = "Optional and not needed: the diffResultId (or storyId) already names one build's story."
+
+
+class Selector(BaseModel):
+    """Exactly one of the three; none or several is an error."""
+
+    commitSha: str | None = Field(None, description="The newest build of this commit.")
+    prNumber: int | None = Field(None, description="The newest build of this pull request.")
+    buildId: str | None = Field(None, description="The build's id (bld_...).")
+
+
+class AnyBuild(BaseModel):
+    commitSha: str | None = Field(None, description=UNUSED)
+    prNumber: int | None = Field(None, description=UNUSED)
+    buildId: str | None = Field(None, description=UNUSED)
+
+
+def detail(call: Call, sel: Selector, limit: int | None = None) -> BuildDetail:
+    return builds.get_build(
+        call.env,
+        call.actor,
+        build_id=sel.buildId,
+        commit_sha=sel.commitSha,
+        pr_number=sel.prNumber,
+        limit=limit,
+    )
+
+
+def selected_build_id(call: Call, sel: Selector) -> str:
+    if sel.buildId is not None and sel.commitSha is None and sel.prNumber is None:
+        return sel.buildId
+    return detail(call, sel, limit=1).id
+
+
+# ---- builds -----------------------------------------------------------------------------------
+
+BuildStatus = Literal["uploading", "comparing", "done", "pending", "unchanged", "changed", "failed"]
+_SCAN = 500  # builds looked at per call under a filter, so a rare one still answers promptly
+
+
+class ListBuilds(BaseModel):
+    branch: str | None = Field(None, description="Only builds of this branch.")
+    status: BuildStatus | None = Field(
+        None,
+        description="Only builds with this status (uploading, comparing, done) or verdict "
+        "(pending, unchanged, changed, failed).",
+    )
+    limit: int | None = Field(None, ge=1, le=100, description="20 by default, at most 100.")
+    cursor: str | None = CURSOR
+
+
+def _matches(build: BuildRecord, args: ListBuilds) -> bool:
+    return (args.branch is None or build.branch == args.branch) and (
+        args.status is None or args.status in (build.status, build.verdict)
+    )
+
+
+def list_builds(call: Call, args: ListBuilds) -> BuildList:
+    """The service's pages, filtered here. The cursor holds the service's cursor of the page
+    this answer stopped in and the last build looked at; builds are newest first by id, so
+    the next call skips to just past it, even when newer builds arrived meanwhile."""
+    size = args.limit or builds.BUILDS_DEFAULT
+    filtered = args.branch is not None or args.status is not None
+    scope = f"uiverify-builds:{args.branch}:{args.status}"
+    start = Cursor.read(call.env, args.cursor, scope)
+    page_cursor, seen = (start[0], start[1]) if start else (None, None)
+    items: list[BuildItem] = []
+    scanned = 0
+    while True:
+        page = builds.list_builds(
+            call.env, call.actor, limit=builds.BUILDS_MAX if filtered else size, cursor=page_cursor
+        )
+        for build in page.items:
+            if seen is not None and build.id >= seen:
+                continue
+            if len(items) == size:
+                return BuildList(
+                    items=items, nextCursor=Cursor.make(call.env, scope, [page_cursor, seen])
+                )
+            seen = build.id
+            scanned += 1
+            if _matches(build, args):
+                items.append(BuildItem.of(build))
+        if page.next_cursor is None:
+            return BuildList(items=items, nextCursor=None)
+        page_cursor = page.next_cursor
+        if len(items) == size or scanned >= _SCAN:
+            return BuildList(
+                items=items, nextCursor=Cursor.make(call.env, scope, [page_cursor, seen])
+            )
+
+
+def get_build(call: Call, sel: Selector) -> BuildTriage:
+    d = detail(call, sel)
+    comments = threads.list_build_comments(call.env, call.actor, d.id)
+    return BuildTriage.model_validate(
+        {
+            **BuildItem.fields_of(d),
+            "url": d.url,
+            "comments": CommentTally.of(comments),
+            "changed": story_items(d.changed.items),
+            "changedNextCursor": d.changed.next_cursor,
+            "failed": story_items(d.failed.items),
+            "failedNextCursor": d.failed.next_cursor,
+        }
+    )
+
+
+class ListStories(Selector):
+    status: Literal["changed", "unchanged", "failed", "new", "removed", "pending"] = Field(
+        "changed", description="Which list to page."
+    )
+    cursor: str | None = CURSOR
+    limit: int | None = LIMIT
+
+
+def list_stories(call: Call, args: ListStories) -> StoryPage:
+    build_id = selected_build_id(call, args)
+    page = builds.list_build_stories(
+        call.env, call.actor, build_id, state=args.status, cursor=args.cursor, limit=args.limit
+    )
+    return StoryPage(
+        buildId=build_id,
+        status=args.status,
+        items=story_items(page.items),
+        nextCursor=page.next_cursor,
+    )
+
+
+# ---- pull requests ----------------------------------------------------------------------------
+
+Kind = Literal["new", "changed", "removed", "failed"]
+KINDS: tuple[Kind, ...] = ("new", "changed", "removed", "failed")
+FIRST_PAGE = 25
+
+
+def _pr_of(call: Call, sel: Selector) -> tuple[int, str | None]:
+    """The pull request of the selected build (by prNumber: of its newest build)."""
+    build = detail(call, sel, limit=1)
+    if build.pr_number is None:
+        raise InvalidInput(
+            f"build {build.id} was not made for a pull request: select one by prNumber, or a "
+            "build that has one"
+        )
+    return build.pr_number, build.repo
+
+
+def _pr_cursor(call: Call, number: int, repo: str | None, kind: str, offset: int) -> str:
+    # The service lists a PR's stories in a stable order, so a signed offset resumes the list.
+    return Cursor.make(call.env, f"uiverify-pr:{repo}#{number}:{kind}", [offset])
+
+
+def _bucket(c: Changeset, kind: Kind) -> tuple[StoryList, int]:
+    lists = {"new": c.new, "changed": c.changed, "removed": c.removed, "failed": c.failed}
+    return lists[kind], getattr(c.counts, kind)
+
+
+def changeset(call: Call, sel: Selector) -> PrChangeset:
+    number, repo = _pr_of(call, sel)
+    c = prs.get_pr_changeset(call.env, call.actor, pr_number=number, repo=repo, limit=FIRST_PAGE)
+    fields: dict[str, Any] = {}
+    for kind in KINDS:
+        stories, count = _bucket(c, kind)
+        fields[kind] = story_items(stories.items)
+        more = count > len(stories.items)
+        fields[f"{kind}NextCursor"] = (
+            _pr_cursor(call, number, repo, kind, len(stories.items)) if more else None
+        )
+    counts = ChangesetCounts(
+        total=sum(getattr(c.counts, k) for k in KINDS),
+        new=c.counts.new,
+        changed=c.counts.changed,
+        removed=c.counts.removed,
+        failed=c.counts.failed,
+    )
+    return PrChangeset.model_validate(
+        {"prNumber": number, "repo": repo, "buildIds": c.builds, "counts": counts, **fields}
+    )
+
+
+class ListPrStories(Selector):
+    kind: Kind = Field(description="Which bucket of the changeset to page.")
+    cursor: str | None = CURSOR
+    limit: int | None = LIMIT
+
+
+def list_pr_stories(call: Call, args: ListPrStories) -> PrStoryPage:
+    number, repo = _pr_of(call, args)
+    start = Cursor.read(call.env, args.cursor, f"uiverify-pr:{repo}#{number}:{args.kind}")
+    offset = int(start[0]) if start else 0
+    c = prs.get_pr_changeset(
+        call.env, call.actor, pr_number=number, repo=repo, limit=args.limit, offset=offset
+    )
+    stories, count = _bucket(c, args.kind)
+    end = offset + len(stories.items)
+    return PrStoryPage(
+        prNumber=number,
+        kind=args.kind,
+        items=story_items(stories.items),
+        nextCursor=_pr_cursor(call, number, repo, args.kind, end) if end < count else None,
+    )
