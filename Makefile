@@ -20,7 +20,7 @@ CLIENTS_STAMP := $(CLIENTS)/node_modules/.package.json
 install: $(STAMP)
 
 # Reinstall when the dependencies or the native kernel change.
-$(STAMP): pyproject.toml src/viewfinder/imaging/_native.c
+$(STAMP): pyproject.toml src/viewfinder/imaging/_native.c src/viewfinder/imaging/_analysis.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -76,6 +76,7 @@ chromium:
 bench: install chromium $(PEERS_STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) -m bench.engine
+	$(PY) -m bench.analysis
 	$(PY) -m bench.build
 
 # The pinned peers go into an ignored folder. The stamp is a copy of the package.json they were
@@ -87,5 +88,5 @@ $(PEERS_STAMP): bench/peers/package.json
 	cp bench/peers/package.json $@
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.corpus-build bench/.peers bench/.results \
-		$(CLIENTS)
+	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.corpus-build bench/.analysis-corpus-1280 bench/.peers bench/.results \
+		$(CLIENTS) $(WEB_NPM)/node_modules

@@ -10,6 +10,7 @@ needed and cached in tests/.analysis-corpus/ (ignored by git).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import sys
@@ -137,20 +138,22 @@ def shoot(browser: Browser, html: str, width: int, height: int, script: str) -> 
     return data
 
 
-def fingerprint() -> str:
-    digest = hashlib.sha256(Path(__file__).read_bytes())
+def fingerprint(viewport: tuple[int, int] | None = None) -> str:
+    digest = hashlib.sha256(Path(__file__).read_bytes() + repr(viewport).encode())
     for page in PAGE_SET.values():
         digest.update((PAGES / page[0]).read_bytes())
     return digest.hexdigest()[:16]
 
 
-def render(out: Path = OUT) -> list[dict[str, Any]]:
-    """Render every pair into ``out``; returns the labelled pairs."""
+def render(out: Path = OUT, viewport: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+    """Render every pair into ``out``, each page at its own size or at ``viewport``; returns
+    the labelled pairs."""
     out.mkdir(parents=True, exist_ok=True)
     pairs: list[dict[str, Any]] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         for page, (_, width, height, _) in PAGE_SET.items():
+            width, height = viewport or (width, height)
             base = f"{page}-base.png"
             (out / base).write_bytes(shoot(browser, page_html(page, "base"), width, height, ""))
             for variant, (_, script, label) in VARIANTS.items():
@@ -168,17 +171,22 @@ def render(out: Path = OUT) -> list[dict[str, Any]]:
     return pairs
 
 
-def ensure(out: Path = OUT) -> list[dict[str, Any]]:
+def ensure(out: Path = OUT, viewport: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """The labelled pairs, rendered when missing or when the pages or this file changed."""
+    out.mkdir(parents=True, exist_ok=True)
     manifest = out / "labels.json"
-    if manifest.exists():
-        data = json.loads(manifest.read_text())
-        if data.get("fingerprint") == fingerprint():
-            return list(data["pairs"])
-    print("rendering the analysis corpus with Chromium...", file=sys.stderr)
-    pairs = render(out)
-    manifest.write_text(json.dumps({"fingerprint": fingerprint(), "pairs": pairs}, indent=1))
-    return pairs
+    # Test workers start together: one renders while the others wait, then all read.
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if manifest.exists():
+            data = json.loads(manifest.read_text())
+            if data.get("fingerprint") == fingerprint(viewport):
+                return list(data["pairs"])
+        print(f"rendering the analysis corpus into {out} with Chromium...", file=sys.stderr)
+        pairs = render(out, viewport)
+        record = {"fingerprint": fingerprint(viewport), "pairs": pairs}
+        manifest.write_text(json.dumps(record, indent=1))
+        return pairs
 
 
 if __name__ == "__main__":

@@ -154,3 +154,14 @@ def test_the_analysis_is_in_the_json_result() -> None:
         "changes",
     } <= data.keys()
     json.dumps(data)
+
+
+def test_the_readme_example_is_a_recoloured_button_and_a_note_moved_down() -> None:
+    # The button and the text below it fall into one region: its parts are told apart.
+    examples = analysis_corpus.ROOT / "docs" / "examples"
+    analysis = compare(
+        (examples / "before.png").read_bytes(), (examples / "after.png").read_bytes()
+    ).analysis
+    kinds = {(c.kind, c.dx, c.dy) for c in analysis.changes}
+    assert ("color", None, None) in kinds and ("move", 0, 4) in kinds, analysis.changes
+    assert analysis.kind == "color" and analysis.verdict == "likely_intended"

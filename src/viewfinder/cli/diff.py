@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -58,6 +59,14 @@ def diff(
             help="Changed share of pixels still reported as unchanged, 0 to 1.", min=0, max=1
         ),
     ] = 0.0,
+    ignore_noise: Annotated[
+        bool,
+        typer.Option(
+            "--ignore-noise",
+            help="Report a pair whose every difference is rendering noise (sub-pixel offsets, "
+            "anti-aliasing, imperceptible colour jitter) as unchanged.",
+        ),
+    ] = False,
     out: Annotated[
         Path | None,
         typer.Option(help="Write the diff image here when the images differ.", metavar="DIFF.png"),
@@ -82,6 +91,7 @@ def diff(
             include_aa=include_aa,
             masks=masks,
             max_diff_ratio=max_diff_ratio,
+            ignore_noise=ignore_noise,
             diff_image=out is not None,
         )
     except ViewfinderError as exc:
@@ -103,6 +113,8 @@ def diff(
 def _print_text(result: Comparison, out: Path | None) -> None:
     share = f"{result.diff_ratio:.4%}"
     verdict = "changed" if result.changed else "unchanged"
+    if not result.changed and result.diff_ratio > result.options.max_diff_ratio:
+        verdict += " (rendering noise only)"  # --ignore-noise made it so
     typer.echo(
         f"{verdict}: {result.changed_pixels:,} of {result.compared_pixels:,} pixels differ "
         f"({share}) on a {result.width}x{result.height} canvas"
@@ -116,5 +128,12 @@ def _print_text(result: Comparison, out: Path | None) -> None:
         )
     if len(result.regions) > 10:
         typer.echo(f"  ... and {len(result.regions) - 10} more regions (see --json)")
+    if not result.identical:
+        a = result.analysis
+        verdict = (a.verdict or a.kind).replace("_", " ")
+        typer.echo(f"analysis: {a.summary} ({verdict}, confidence {a.confidence:.0%})")
+        typer.echo(
+            textwrap.fill(a.reasoning, width=96, initial_indent="  ", subsequent_indent="  ")
+        )
     if out is not None:
         typer.echo(f"diff image: {out}" if result.diff_png else "no diff image: nothing changed")

@@ -15,13 +15,12 @@ Each changed region is examined on its own, in this order:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
-from viewfinder.imaging import _native
+from viewfinder.imaging import _analysis, _native
 
 Kind = Literal["identical", "noise", "layout_shift", "color", "content", "size"]
 Verdict = Literal["noise", "likely_intended", "likely_regression"]
@@ -33,6 +32,7 @@ STILL = 0.03  # px of estimated motion below which a region is taken as not movi
 MOVE_EXPLAINED = 0.9  # share of changed pixels a translation must explain to be a move
 MOVE_PARTIAL = 0.4  # ... to be a move beside a band of inserted content
 MOVE_MIN_PIXELS = 32  # smaller regions are never taken as moves: too easy to match by chance
+SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
 MAX_ANALYSED = 64  # regions examined in detail; the rest are summarised by size
 
 
@@ -106,81 +106,31 @@ def subtle_only() -> Analysis:
 # ---- image helpers ----------------------------------------------------------------------------
 
 
-def _rgb(pixels: np.ndarray) -> np.ndarray:
-    return pixels[..., :3]
-
-
-def _blur(a: np.ndarray) -> np.ndarray:
-    """A 3x3 box blur applied twice: the separable [1 2 3 2 1] / 9 kernel, edges repeated."""
-    p = np.pad(a, ((2, 2), (2, 2), (0, 0)), mode="edge")
-    rows = p[:-4] + 2 * p[1:-3] + 3 * p[2:-2] + 2 * p[3:-1] + p[4:]
-    both = rows[:, :-4] + 2 * rows[:, 1:-3] + 3 * rows[:, 2:-2] + 2 * rows[:, 3:-1] + rows[:, 4:]
-    blurred: np.ndarray = both * np.float32(1 / 81)
-    return blurred
-
-
-def _sample(p: np.ndarray, t: float, axis: int, size: int) -> np.ndarray:
-    """Along ``axis`` of an array padded by 2: values at position - t, |t| <= 1, linear."""
-    k = math.floor(-t)
-    f = np.float32(-t - k)
-    lo = [slice(None)] * p.ndim
-    hi = [slice(None)] * p.ndim
-    lo[axis] = slice(2 + k, 2 + k + size)
-    hi[axis] = slice(3 + k, 3 + k + size)
-    return p[tuple(lo)] * (1 - f) + p[tuple(hi)] * f
-
-
-def _shift(a: np.ndarray, tx: float, ty: float) -> np.ndarray:
-    """a sampled at (x - tx, y - ty) for |tx|, |ty| <= 1, bilinear, edges repeated."""
-    h, w = a.shape[:2]
-    p = np.pad(a, ((2, 2), (2, 2), (0, 0)), mode="edge")
-    across = _sample(p, tx, 1, w)
-    return _sample(across, ty, 0, h)
-
-
 def _window(box: tuple[int, int, int, int], pad: int, w: int, h: int) -> tuple[int, int, int, int]:
     x, y, bw, bh = box
     return max(x - pad, 0), max(y - pad, 0), min(x + bw + pad, w), min(y + bh + pad, h)
 
 
-class Blurred:
-    """Both images blurred once over the area the regions' windows cover."""
-
-    def __init__(self, a: np.ndarray, b: np.ndarray, area: tuple[int, int, int, int]) -> None:
-        self.x0, self.y0, x1, y1 = area
-        self.height, self.width = a.shape[:2]
-        self.a = _blur(a[self.y0 : y1, self.x0 : x1, :3].astype(np.float32))
-        self.b = _blur(b[self.y0 : y1, self.x0 : x1, :3].astype(np.float32))
-
-    def window(self, x0: int, y0: int, x1: int, y1: int) -> tuple[np.ndarray, np.ndarray]:
-        ys, xs = slice(y0 - self.y0, y1 - self.y0), slice(x0 - self.x0, x1 - self.x0)
-        return self.a[ys, xs], self.b[ys, xs]
-
-
-def noise_residual(blurred: Blurred, box: tuple[int, int, int, int]) -> tuple[float, float]:
+def noise_residual(
+    a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]
+) -> tuple[float, float]:
     """(largest residual inside the box after motion compensation, motion in px)."""
-    height, width = blurred.height, blurred.width
-    x0, y0, x1, y1 = _window(box, PAD, width, height)
-    wa, wb = blurred.window(x0, y0, x1, y1)
-    if min(wa.shape[:2]) < 2:
-        return float(np.abs(wb - wa).max(initial=0.0)), 0.0
-    gy, gx = np.gradient(wa, axis=(0, 1))
-    d = wb - wa
-    m = np.array(
-        [[(gx * gx).sum(), (gx * gy).sum()], [(gx * gy).sum(), (gy * gy).sum()]], np.float64
-    )
-    m += np.eye(2) * (1e-3 + 1e-4 * np.trace(m))  # flat windows: no motion, not a wild one
-    v = -np.array([(gx * d).sum(), (gy * d).sum()], np.float64)
-    tx, ty = np.clip(np.linalg.solve(m, v), -1.0, 1.0)
-    residual = np.abs(wb - _shift(wa, float(tx), float(ty))).max(axis=2)
-    # A sub-pixel shift uncovers up to a pixel of new content along the image's own edges.
+    height, width = a.shape[:2]
+    window = _window(box, PAD, width, height)
+    x0, y0 = window[:2]
     x, y, bw, bh = box
-    inside = residual[y - y0 : y - y0 + bh, x - x0 : x - x0 + bw]
-    motion = float(np.hypot(tx, ty))
-    if motion >= STILL:
-        top, left = max(2 - y, 0), max(2 - x, 0)
-        inside = inside[top : min(bh, height - 2 - y), left : min(bw, width - 2 - x)]
-    return float(inside.max(initial=0.0)), motion
+    inside = (x - x0, y - y0, x - x0 + bw, y - y0 + bh)
+    # A sub-pixel shift uncovers up to a pixel of new content along the image's own edges.
+    # (Kept within the box: on an image a few pixels wide, nothing is left.)
+    left, top = min(max(x, 2), x + bw), min(max(y, 2), y + bh)
+    trimmed = (
+        left - x0,
+        top - y0,
+        max(min(x + bw, width - 2), left) - x0,
+        max(min(y + bh, height - 2), top) - y0,
+    )
+    residual, motion = _analysis.motion_residual(a, b, window, inside, trimmed, STILL)
+    return residual, motion
 
 
 def in_envelope(
@@ -193,61 +143,86 @@ def in_envelope(
     """Every changed pixel's colour is found, give or take 2 levels per channel, between the
     darkest and brightest of the other image's 3x3 neighbourhood (in one direction or the
     other): re-rasterised edges stay within their neighbours' range; new ink does not."""
-    x, y, _, _ = box
-    ys, xs = np.nonzero(changed)
-    ys, xs = ys + y, xs + x
-    height, width = a.shape[:2]
-    if skip_edges:  # content uncovered along the image's edges by a sub-pixel shift
-        keep = (ys > 1) & (ys < height - 2) & (xs > 1) & (xs < width - 2)
-        ys, xs = ys[keep], xs[keep]
-    steps = (-1, 0, 1)
-    ny = np.clip(ys[:, None] + np.repeat(steps, 3)[None, :], 0, height - 1)
-    nx = np.clip(xs[:, None] + np.tile(steps, 3)[None, :], 0, width - 1)
-    ours_a = a[ys, xs, :3].astype(np.int16)
-    ours_b = b[ys, xs, :3].astype(np.int16)
-    around_a = a[ny, nx, :3].astype(np.int16)
-    around_b = b[ny, nx, :3].astype(np.int16)
-    b_in_a = ((ours_b >= around_a.min(1) - 2) & (ours_b <= around_a.max(1) + 2)).all(1)
-    a_in_b = ((ours_a >= around_b.min(1) - 2) & (ours_a <= around_b.max(1) + 2)).all(1)
-    return bool((b_in_a | a_in_b).all())
+    return _analysis.envelope(a, b, changed, box[0], box[1], skip_edges)
 
 
 def is_noise(
-    a: np.ndarray,
-    b: np.ndarray,
-    blurred: Blurred,
-    changed: np.ndarray,
-    box: tuple[int, int, int, int],
+    a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: tuple[int, int, int, int]
 ) -> bool:
-    residual, motion = noise_residual(blurred, box)
+    # The envelope test is cheap and fails fast on new ink; its edge-skipping form is implied
+    # by the strict one, so it can go first whatever the motion turns out to be.
+    if not in_envelope(a, b, changed, box, skip_edges=True):
+        return False
+    residual, motion = noise_residual(a, b, box)
     if residual > (NOISE_STILL if motion < STILL else NOISE_MOVING):
         return False
-    return in_envelope(a, b, changed, box, skip_edges=motion >= STILL)
+    return motion >= STILL or in_envelope(a, b, changed, box, skip_edges=False)
 
 
 # ---- moves ------------------------------------------------------------------------------------
 
 
+def _line_keys(
+    image: np.ndarray, area: tuple[int, int, int, int], columns: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """A hash per row (or column) of the area (x0, y0, x1, y1) that equal lines share, and
+    which lines are one flat colour (they say nothing about where content went)."""
+    x0, y0, x1, y1 = area
+    n = x1 - x0 if columns else y1 - y0
+    keys, flat = np.empty(n, np.uint64), np.empty(n, bool)
+    _analysis.signatures(image, x0, y0, x1, y1, columns, keys, flat)
+    return keys, flat
+
+
 def _signature_votes(
-    cand: np.ndarray, base: np.ndarray, lo: int, hi: int, search: int
+    a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int], columns: bool
 ) -> list[int]:
-    """Offsets d (in rows) for which rows of ``cand`` in [lo, hi) equal rows of ``base`` at
-    row - d, most voted first. Rows of one flat colour say nothing and are skipped."""
+    """Offsets d along y (or x, with ``columns``) for which the candidate's lines across the
+    region equal the base's lines d before them, most voted first; lines up to the region's
+    size away are searched. Lines of one flat colour say nothing and are skipped."""
+    x, y, w, h = box
+    search = max(h, w, 64)
+    if columns:
+        lo, hi, limit = x, x + w, a.shape[1]
+        first, last = max(lo - search, 0), min(hi + search, limit)
+        near, here = (first, y, last, y + h), (lo, y, hi, y + h)
+    else:
+        lo, hi, limit = y, y + h, a.shape[0]
+        first, last = max(lo - search, 0), min(hi + search, limit)
+        near, here = (x, first, x + w, last), (x, lo, x + w, hi)
+    base_keys, base_flat = _line_keys(a, near, columns)
+    cand_keys, cand_flat = _line_keys(b, here, columns)
     index: dict[int, list[int]] = {}
-    for row in range(max(lo - search, 0), min(hi + search, base.shape[0])):
-        line = base[row]
-        if (line == line[0]).all():
-            continue
-        index.setdefault(hash(line.tobytes()), []).append(row)
+    base_lines = np.flatnonzero(~base_flat).tolist()
+    for line, key in zip(base_lines, base_keys[~base_flat].tolist(), strict=True):
+        index.setdefault(key, []).append(line + first)
     votes: dict[int, int] = {}
-    for row in range(lo, hi):
-        line = cand[row]
-        if (line == line[0]).all():
-            continue
-        for match in index.get(hash(line.tobytes()), ()):
-            if match != row:
-                votes[row - match] = votes.get(row - match, 0) + 1
+    cand_lines = np.flatnonzero(~cand_flat).tolist()
+    for line, key in zip(cand_lines, cand_keys[~cand_flat].tolist(), strict=True):
+        for match in index.get(key, ()):
+            if match != line + lo:
+                votes[line + lo - match] = votes.get(line + lo - match, 0) + 1
     return sorted(votes, key=lambda d: -votes[d])[:3]
+
+
+def _grey(pixels: np.ndarray) -> np.ndarray:
+    """r + g + b as float32 (channel by channel: a reduction over the last axis is slow)."""
+    grey: np.ndarray = pixels[..., 0].astype(np.float32)
+    grey += pixels[..., 1]
+    grey += pixels[..., 2]
+    return grey
+
+
+def _fast_length(n: int) -> int:
+    """The largest m <= n whose only prime factors are 2, 3 and 5."""
+    for m in range(n, 0, -1):
+        k = m
+        for p in (2, 3, 5):
+            while k % p == 0:
+                k //= p
+        if k == 1:
+            return m
+    return n
 
 
 def _phase_peaks(
@@ -259,16 +234,20 @@ def _phase_peaks(
     x, y, w, h = box
     x0, y0, x1, y1 = _window(box, max(min(max(w, h), 64), 8), width, height)
     step = max(1, int(np.ceil(max(x1 - x0, y1 - y0) / 512)))
-    la = a[y0:y1:step, x0:x1:step, :3].astype(np.float32).mean(axis=2)
-    lb = b[y0:y1:step, x0:x1:step, :3].astype(np.float32).mean(axis=2)
+    la, lb = (_grey(image[y0:y1:step, x0:x1:step]) for image in (a, b))
     if la.size < 64:
         return []
+    # Transforms of lengths with large prime factors are many times slower: the window is
+    # cropped to the largest length below it made of 2, 3 and 5 only.
+    fast = _fast_length(la.shape[0]), _fast_length(la.shape[1])
+    la, lb = la[: fast[0], : fast[1]], lb[: fast[0], : fast[1]]
     spectrum = np.fft.rfft2(lb - lb.mean()) * np.conj(np.fft.rfft2(la - la.mean()))
     spectrum /= np.abs(spectrum) + 1e-9
     corr = np.fft.irfft2(spectrum, s=la.shape)
     corr[0, 0] = -np.inf  # no motion is what unchanged surroundings vote for
     peaks = []
-    for flat in np.argsort(corr, axis=None)[::-1][:4]:
+    top = np.argpartition(corr, corr.size - 4, axis=None)[-4:]
+    for flat in top[np.argsort(corr.ravel()[top])[::-1]]:
         py, px = np.unravel_index(int(flat), corr.shape)
         dy = py if py <= corr.shape[0] // 2 else py - corr.shape[0]
         dx = px if px <= corr.shape[1] // 2 else px - corr.shape[1]
@@ -276,82 +255,96 @@ def _phase_peaks(
     return peaks
 
 
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """How well a translation d explains changed pixels p: ``arrived`` marks those where the
+    candidate shows what the base had at p - d, ``share`` is their share, ``left`` the share
+    where the base's content reappears in the candidate at p + d, and ``content`` whether the
+    matches carry content (flat background alone matches anywhere)."""
+
+    share: float
+    arrived: np.ndarray
+    left: float
+    content: bool
+
+
 def explained_share(
-    a: np.ndarray,
-    b: np.ndarray,
-    changed: np.ndarray,
-    box: tuple[int, int, int, int],
-    dx: int,
-    dy: int,
-) -> tuple[float, np.ndarray, bool]:
-    """Share of the region's changed pixels (``changed`` is region-relative) where the
-    candidate shows what the base had at p - d, the mask of those pixels, and whether the move
-    carries content: where the content arrived, or, for the place it left, the base's content
-    reappearing in the candidate at p + d. Flat background alone matches anywhere."""
-    x, y, w, h = box
-    ys, xs = np.nonzero(changed)
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, dx: int, dy: int
+) -> Explained:
+    """How well (dx, dy) explains the changed pixels at (ys, xs)."""
+    arrived, left = np.empty(ys.size, bool), np.empty(ys.size, bool)
     if ys.size == 0:
-        return 0.0, np.zeros((h, w), bool), False
-    ys, xs = ys + y, xs + x
-    arrived, arrived_colours = _matches(b, a, ys, xs, -dx, -dy)
-    left, left_colours = _matches(a, b, ys, xs, dx, dy)
-    ok = arrived
-    mask = np.zeros((h, w), bool)
-    mask[ys[ok] - y, xs[ok] - x] = True
-    colours = np.concatenate([arrived_colours, left_colours])
-    content = colours.size > 0 and not (colours == colours[0]).all(axis=1).mean() > 0.9
-    return float(ok.mean()), mask, bool(content)
+        return Explained(0.0, arrived, 0.0, False)
+    n_arrived, same, ref = _analysis.matches(b, a, ys, xs, -dx, -dy, arrived, -1)
+    n_left, same_left, _ = _analysis.matches(a, b, ys, xs, dx, dy, left, ref)
+    total = n_arrived + n_left
+    content = total > 0 and not (same + same_left) / total > 0.9
+    return Explained(n_arrived / ys.size, arrived, n_left / ys.size, content)
 
 
-def _matches(
-    here: np.ndarray, there: np.ndarray, ys: np.ndarray, xs: np.ndarray, dx: int, dy: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Which pixels of ``here`` equal ``there`` at (x + dx, y + dy), and their colours."""
-    height, width = there.shape[:2]
-    ty, tx = ys + dy, xs + dx
-    inside = (ty >= 0) & (ty < height) & (tx >= 0) & (tx < width)
-    ok = np.zeros(ys.size, bool)
-    mine = here[ys[inside], xs[inside], :3].astype(np.int16)
-    ok[inside] = (np.abs(mine - there[ty[inside], tx[inside], :3].astype(np.int16)) <= 3).all(1)
-    return ok, here[ys[ok], xs[ok], :3]
-
-
-def find_move(
-    a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: tuple[int, int, int, int]
-) -> tuple[int, int, float, np.ndarray] | None:
-    """The translation that explains most of the region's changed pixels, if any does."""
-    x, y, w, h = box
-    search = max(h, w, 64)
-    rows_a = a[:, x : x + w, :3]
-    rows_b = b[:, x : x + w, :3]
-    candidates = {(0, d) for d in _signature_votes(rows_b, rows_a, y, y + h, search)}
-    cols_a = np.ascontiguousarray(a[y : y + h, :, :3].transpose(1, 0, 2))
-    cols_b = np.ascontiguousarray(b[y : y + h, :, :3].transpose(1, 0, 2))
-    candidates |= {(d, 0) for d in _signature_votes(cols_b, cols_a, x, x + w, search)}
+def _candidates(
+    a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]
+) -> set[tuple[int, int]]:
+    """Translations worth trying: from row and column signatures, and phase correlation."""
+    candidates = {(0, d) for d in _signature_votes(a, b, box, columns=False)}
+    candidates |= {(d, 0) for d in _signature_votes(a, b, box, columns=True)}
     for dx, dy, step in _phase_peaks(a, b, box):
         # Peaks of a downsampled correlation are refined around their position.
         around = range(-step, step + 1)
         candidates |= {(dx + i, dy + j) for i in around for j in around}
-    candidates = {
+    return {
         d for d in candidates if d != (0, 0) and abs(d[0]) < a.shape[1] and abs(d[1]) < a.shape[0]
     }
-    if not candidates:
-        return None
-    # Score every candidate on a sample of the changed pixels; only the best on all of them.
-    sample = changed
-    if changed.sum() > 4096:
-        keep = np.zeros(changed.size, bool)
-        keep[np.flatnonzero(changed)[:: int(changed.sum() // 2048)]] = True
-        sample = keep.reshape(changed.shape)
-    scored = {d: explained_share(a, b, sample, box, *d)[0] for d in candidates}
-    dx, dy = max(scored, key=lambda d: scored[d])
-    share, mask, content = explained_share(a, b, changed, box, dx, dy)
+
+
+def find_move(
+    a: np.ndarray,
+    b: np.ndarray,
+    changed: np.ndarray,
+    box: tuple[int, int, int, int],
+    known: tuple[tuple[int, int], ...] = (),
+) -> tuple[int, int, float, np.ndarray] | None:
+    """The translation that explains most of the region's changed pixels, if any does, with
+    the share it explains and the mask (region-relative) of the pixels it explains. Moves
+    already found elsewhere in the pair are tried first: what pushed one block down usually
+    pushed its neighbours by as much."""
+    x, y, w, h = box
+    ys, xs = np.nonzero(changed)
+    ys += y
+    xs += x
+
+    def score(d: tuple[int, int], step: int) -> tuple[float, float]:
+        # Where content arrived decides; where it left breaks ties: in smooth gradients
+        # several vectors match where content arrived, only the true one both ways.
+        e = explained_share(a, b, ys[::step], xs[::step], *d)
+        return e.share, e.left
+
+    coarse = max(1, ys.size // 256)
+    best = next((d for d in known if score(d, coarse)[0] >= MOVE_EXPLAINED), None)
+    if best is None:
+        candidates = sorted(_candidates(a, b, box), key=lambda d: (abs(d[0]) + abs(d[1]), d))
+        # Every candidate is scored on a sample of the changed pixels, the best few on more,
+        # and only the winner on all of them; ties go to the shortest vector.
+        for size, keep in ((256, 4), (4096, 1)):
+            step = max(1, ys.size // size)
+            scored = {d: score(d, step) for d in candidates}
+            candidates = sorted(candidates, key=lambda d: (-scored[d][0], -scored[d][1]))[:keep]
+            if step == 1:
+                break
+        if not candidates:
+            return None
+        best = candidates[0]
+    dx, dy = best
+    found = explained_share(a, b, ys, xs, dx, dy)
+    arrived = found.arrived
     # Background matches background anywhere: a "move" that carries no content is none.
-    if mask.sum() < MOVE_MIN_PIXELS or not content:
+    if arrived.sum() < MOVE_MIN_PIXELS or not found.content:
         return None
-    if share < MOVE_PARTIAL and _band(changed & ~mask, dy) is None:
+    mask = np.zeros((h, w), bool)
+    mask[ys[arrived] - y, xs[arrived] - x] = True
+    if found.share < MOVE_PARTIAL and _band(changed & ~mask, dy) is None:
         return None
-    return dx, dy, share, mask
+    return dx, dy, found.share, mask
 
 
 def _band(rest: np.ndarray, dy: int) -> slice | None:
@@ -395,9 +388,11 @@ def same_shapes(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) ->
 def vanished(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) -> bool:
     """The base had content here and the candidate shows only flat background."""
     x, y, w, h = box
-    before = a[y : y + h, x : x + w, :3].astype(np.float32)
     after = b[y : y + h, x : x + w, :3].astype(np.float32)
-    return bool(before.std(axis=(0, 1)).max() > 12 and after.std(axis=(0, 1)).max() < 3)
+    if after.std(axis=(0, 1)).max() >= 3:
+        return False
+    before = a[y : y + h, x : x + w, :3].astype(np.float32)
+    return bool(before.std(axis=(0, 1)).max() > 12)
 
 
 # ---- the whole pair ---------------------------------------------------------------------------
@@ -405,13 +400,22 @@ def vanished(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) -> bo
 
 def _where(c: Change, width: int, height: int) -> str:
     if c.width >= width * 0.9 and c.height >= height * 0.9:
-        return "across the whole image"
+        return "the whole image"
+    middle = c.y + c.height / 2
     vertical = (
-        "top"
-        if c.y + c.height / 2 < height / 3
-        else ("bottom" if c.y + c.height / 2 > 2 * height / 3 else "middle")
+        "near the top"
+        if middle < height / 3
+        else ("near the bottom" if middle > 2 * height / 3 else "in the middle")
     )
-    return f"a {c.width}x{c.height} area at ({c.x}, {c.y}), {vertical} of the image"
+    return f"a {c.width}x{c.height} area at ({c.x}, {c.y}) {vertical}"
+
+
+def _count(n: int, thing: str) -> str:
+    return f"one {thing}" if n == 1 else f"{n} {thing}s"
+
+
+def _upper(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _direction(dx: int, dy: int) -> str:
@@ -426,10 +430,11 @@ def _direction(dx: int, dy: int) -> str:
 def _examine(
     a: np.ndarray,
     b: np.ndarray,
-    blurred: Blurred,
     labels: np.ndarray,
     box: tuple[int, int, int, int],
     count: int,
+    known: tuple[tuple[int, int], ...],
+    split: bool = True,
 ) -> list[Change]:
     """The changes one region holds, relabelling the diff image's moved and noise pixels."""
     x, y, w, h = box
@@ -437,10 +442,10 @@ def _examine(
     changed = (view == _native.LABEL_CHANGED) | (view == _native.LABEL_DARKER)
     if not changed.any():
         return []
-    if is_noise(a, b, blurred, changed, box):
+    if is_noise(a, b, changed, box):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
-    move = find_move(a, b, changed, box) if count >= MOVE_MIN_PIXELS else None
+    move = find_move(a, b, changed, box, known) if count >= MOVE_MIN_PIXELS else None
     if move is not None:
         dx, dy, share, explained = move
         view[explained & changed] = _native.LABEL_MOVED
@@ -470,7 +475,50 @@ def _examine(
         return found
     if same_shapes(a, b, box):
         return [Change(x, y, w, h, "color", count)]
+    if split:
+        # One region may hold unrelated changes close together (a button recoloured just above
+        # text that moved): its parts, where unchanged rows or columns separate them, are
+        # examined one by one, and kept apart when any of them is more than "content".
+        parts = [
+            found
+            for px, py, pw, ph in _parts(changed)
+            for found in _examine(
+                a,
+                b,
+                labels,
+                (x + px, y + py, pw, ph),
+                int(changed[py : py + ph, px : px + pw].sum()),
+                known,
+                split=False,
+            )
+        ]
+        if any(c.kind != "content" for c in parts):
+            return parts
     return [Change(x, y, w, h, "content", count, note="vanished" if vanished(a, b, box) else "")]
+
+
+def _parts(changed: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Boxes (region-relative) of the bands of ``changed`` that at least SPLIT_GAP unchanged
+    rows (or, failing that, columns) separate; fewer than two: nothing to split."""
+    for axis in (1, 0):
+        used = changed.any(axis=axis)
+        lines = np.flatnonzero(used)
+        breaks = np.flatnonzero(np.diff(lines) > SPLIT_GAP)
+        if breaks.size == 0:
+            continue
+        starts = np.concatenate([[lines[0]], lines[breaks + 1]])
+        ends = np.concatenate([lines[breaks], [lines[-1]]]) + 1
+        boxes = []
+        for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+            band = changed[lo:hi] if axis == 1 else changed[:, lo:hi]
+            across = np.flatnonzero(band.any(axis=0 if axis == 1 else 1))
+            first, last = int(across[0]), int(across[-1]) + 1
+            if axis == 1:
+                boxes.append((first, lo, last - first, hi - lo))
+            else:
+                boxes.append((lo, first, hi - lo, last - first))
+        return boxes
+    return []
 
 
 def analyze(
@@ -508,17 +556,11 @@ def analyze(
     examined, skipped = boxes[:MAX_ANALYSED], boxes[MAX_ANALYSED:]
     a, b = a[:overlap_h, :overlap_w], b[:overlap_h, :overlap_w]  # what both images show
     changes += [Change(x, y, w, h, "content", n, note="not examined") for x, y, w, h, n in skipped]
-    if examined:
-        windows = [_window(box[:4], PAD, overlap_w, overlap_h) for box in examined]
-        area = (
-            min(w[0] for w in windows),
-            min(w[1] for w in windows),
-            max(w[2] for w in windows),
-            max(w[3] for w in windows),
-        )
-        blurred = Blurred(a, b, area)
-        for x, y, w, h, count in examined:
-            changes.extend(_examine(a, b, blurred, labels, (x, y, w, h), count))
+    known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
+    for x, y, w, h, count in examined:
+        found = _examine(a, b, labels, (x, y, w, h), count, tuple(known))
+        known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
+        changes.extend(found)
     if len(changes) == 1 and changes[0].kind == "noise":
         changes = _nudged(a, b, labels, changes[0])
     return _conclude(changes, a, b, width, height, compared_pixels, changed_pixels)
@@ -579,7 +621,7 @@ def _conclude(
             "noise",
             0.9,
             "Rendering noise only.",
-            f"All {len(changes)} changed region(s) are explained by sub-pixel movement or "
+            f"All {_count(len(changes), 'changed region')} are explained by sub-pixel movement or "
             "re-rasterisation of the same content (anti-aliasing, smoothing); nothing a person "
             "would see as a change.",
             ordered,
@@ -587,11 +629,7 @@ def _conclude(
     weight: dict[str, int] = {}
     for c in real:
         # Inserted content is part of the layout shift it caused.
-        part = (
-            "move"
-            if c.note in ("inserted", "inserted at the top", "pushed out of view")
-            else c.kind
-        )
+        part = "move" if c.note in (*INSERTED, "pushed out of view") else c.kind
         weight[part] = weight.get(part, 0) + c.changed_pixels
     total = sum(weight.values())
     kind_of: dict[str, Kind] = {
@@ -602,10 +640,12 @@ def _conclude(
     }
     top = max(weight, key=lambda k: weight[k])
     kind: Kind = kind_of[top] if weight[top] >= 0.8 * total else "content"
-    sentences = [_sentence(c, width, height) for c in sorted(real, key=lambda c: -c.changed_pixels)]
+    sentences = _sentences(real, width, height)
     noise_count = len(changes) - len(real)
     if noise_count:
-        sentences.append(f"{noise_count} other region(s) differ only by rendering noise.")
+        verb = "differs" if noise_count == 1 else "differ"
+        other = _upper(_count(noise_count, "other region"))
+        sentences.append(f"{other} {verb} only by rendering noise.")
     elif len(real) == 1:
         sentences.append("Nothing else changed.")
     reasoning = " ".join(sentences[:6])
@@ -631,32 +671,77 @@ def _conclude(
     )
 
 
-def _sentence(c: Change, width: int, height: int) -> str:
-    where = _where(c, width, height)
-    if c.kind == "move":
-        return f"The content of {where} moved {_direction(c.dx or 0, c.dy or 0)}."
-    if c.kind == "color":
-        return f"Colours changed in {where}; the shapes stayed where they were."
-    if c.kind == "size":
-        return f"The image size changed ({c.note}); the area outside the smaller one is new."
-    if c.note in ("inserted", "inserted at the top"):
+INSERTED = ("inserted", "inserted at the top")
+
+
+def _sentences(real: list[Change], width: int, height: int) -> list[str]:
+    """The reasoning, largest first: inserted content with the moves it caused, other moves
+    grouped by vector, then everything else region by region."""
+    by_size = sorted(real, key=lambda c: -c.changed_pixels)
+    inserted = [c for c in by_size if c.note in INSERTED]
+    moves: dict[tuple[int, int], list[Change]] = {}
+    for c in by_size:
+        if c.kind == "move":
+            moves.setdefault((c.dx or 0, c.dy or 0), []).append(c)
+    sentences = []
+    for c in inserted:
         place = "at the top" if c.y == 0 else f"at y={c.y}"
-        return f"New content was inserted {place} ({c.height} px tall)."
-    return f"Content changed in {where}."
+        pushed = moves.pop((0, c.height), None) or moves.pop(
+            next((d for d in moves if d[0] == 0 and d[1] > 0), (0, 0)), None
+        )
+        sentence = f"New content {c.height} px tall was inserted {place}"
+        if pushed:
+            areas = f"{len(pushed)} areas" if len(pushed) > 1 else "the content"
+            sentence += f" and pushed {areas} below it {_direction(0, pushed[0].dy or 0)}"
+        sentences.append(sentence + ".")
+    for (dx, dy), group in moves.items():
+        if len(group) == 1:
+            where = _where(group[0], width, height)
+            sentences.append(f"The content of {where} moved {_direction(dx, dy)}.")
+        else:
+            largest = _where(group[0], width, height)
+            sentences.append(
+                f"{len(group)} areas moved {_direction(dx, dy)}, the largest {largest}."
+            )
+    pushed_out = [c for c in by_size if c.note == "pushed out of view"]
+    if pushed_out:
+        sentences.append("Content at the bottom edge went out of view, pushed down by the move.")
+    for c in by_size:
+        if c.kind == "move" or c.note in (*INSERTED, "pushed out of view", "vanished"):
+            continue  # said above, or in the verdict's own sentence
+        where = _where(c, width, height)
+        if c.kind == "color":
+            sentences.append(f"Colours changed in {where}; the shapes stayed where they were.")
+        elif c.kind == "size":
+            sentences.append(
+                f"The image size changed ({c.note}); the area outside the smaller one is new."
+            )
+        else:
+            sentences.append(f"Content changed in {where}.")
+    return sentences
 
 
 def _summary(kind: Kind, real: list[Change], width: int, height: int) -> str:
     if kind == "layout_shift":
         moves = [c for c in real if c.kind == "move"]
         main = max(moves, key=lambda c: c.changed_pixels)
-        inserted = [c for c in real if c.note in ("inserted", "inserted at the top")]
+        inserted = [c for c in real if c.note in INSERTED]
         prefix = ""
         if inserted:
             where = "at the top" if min(c.y for c in inserted) == 0 else "above it"
             prefix = f"Content inserted {where}; "
-        return f"{prefix}content moved {_direction(main.dx or 0, main.dy or 0)}."
+        moved = f"content moved {_direction(main.dx or 0, main.dy or 0)}."
+        return prefix + moved if prefix else _upper(moved)
     if kind == "color":
-        return f"Colour change in {len(real)} region(s)."
+        colours = sum(c.kind == "color" for c in real)
+        moves = [c for c in real if c.kind == "move"]
+        also = ""
+        if moves:
+            main = max(moves, key=lambda c: c.changed_pixels)
+            also = f"; content moved {_direction(main.dx or 0, main.dy or 0)}"
+        return f"Colours changed in {_count(colours, 'region')}{also}."
     if kind == "size":
         return "The image size changed."
-    return f"Content changed in {len(real)} region(s)."
+    if gone := sum(c.note == "vanished" for c in real):
+        return f"Content disappeared from {_count(gone, 'region')}."
+    return f"Content changed in {_count(len(real), 'region')}."

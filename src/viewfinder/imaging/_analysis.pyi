@@ -1,0 +1,34 @@
+import numpy as np
+
+def blur(src: np.ndarray, x0: int, y0: int, out: np.ndarray) -> None: ...
+def motion_residual(
+    a: np.ndarray,
+    b: np.ndarray,
+    window: tuple[int, int, int, int],
+    inside: tuple[int, int, int, int],
+    trimmed: tuple[int, int, int, int],
+    still: float,
+) -> tuple[float, float]: ...
+def envelope(
+    a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, skip_edges: bool
+) -> bool: ...
+def signatures(
+    src: np.ndarray,
+    x0: int,
+    y0: int,
+    x1: int,
+    y1: int,
+    columns: bool,
+    hashes: np.ndarray,
+    flat: np.ndarray,
+) -> None: ...
+def matches(
+    here: np.ndarray,
+    there: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    dx: int,
+    dy: int,
+    ok: np.ndarray,
+    ref: int,
+) -> tuple[int, int, int]: ...

@@ -1,0 +1,121 @@
+"""The analysis's C kernels against plain numpy statements of what they compute."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from viewfinder.imaging import _analysis
+
+KERNEL = np.array([1, 2, 3, 2, 1], np.float64) / 9
+
+
+def reference_blur(src: np.ndarray, x0: int, y0: int, w: int, h: int) -> np.ndarray:
+    area = src[y0 : y0 + h, x0 : x0 + w, :3].astype(np.float64)
+    padded = np.pad(area, ((2, 2), (2, 2), (0, 0)), mode="edge")
+    rows = sum(KERNEL[i] * padded[:, i : i + w] for i in range(5))
+    return sum(KERNEL[i] * rows[i : i + h] for i in range(5))
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize(("x0", "y0", "w", "h"), [(0, 0, 37, 23), (5, 3, 20, 11), (0, 0, 1, 1)])
+def test_blur_is_the_separable_kernel_with_the_area_edges_repeated(
+    channels: int, x0: int, y0: int, w: int, h: int
+) -> None:
+    rng = np.random.default_rng(channels * 1000 + w)
+    src = rng.integers(0, 256, (30, 40, channels), dtype=np.uint8)
+    out = np.empty((h, w, 3), np.float32)
+    _analysis.blur(src, x0, y0, out)
+    np.testing.assert_allclose(out, reference_blur(src, x0, y0, w, h), atol=1e-3)
+
+
+def test_blur_refuses_an_area_outside_the_image() -> None:
+    src = np.zeros((10, 10, 4), np.uint8)
+    with pytest.raises(ValueError, match="outside the image"):
+        _analysis.blur(src, 5, 0, np.empty((4, 6, 3), np.float32))
+
+
+def test_blur_of_an_empty_area_writes_nothing() -> None:
+    _analysis.blur(np.zeros((4, 4, 3), np.uint8), 0, 0, np.empty((0, 4, 3), np.float32))
+
+
+def reference_envelope(
+    a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, skip_edges: bool
+) -> bool:
+    height, width = a.shape[:2]
+
+    def within(p: np.ndarray, q: np.ndarray, py: int, px: int) -> bool:
+        near = q[max(py - 1, 0) : py + 2, max(px - 1, 0) : px + 2, :3].reshape(-1, 3).astype(int)
+        colour = p[py, px, :3].astype(int)
+        return not ((colour < near.min(0) - 2) | (colour > near.max(0) + 2)).any()
+
+    for j, i in zip(*np.nonzero(mask), strict=True):
+        py, px = y + j, x + i
+        if skip_edges and not (2 <= px < width - 2 and 2 <= py < height - 2):
+            continue
+        if not within(b, a, py, px) and not within(a, b, py, px):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_envelope_agrees_with_its_definition(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(100, 140, (12, 14, 4), dtype=np.uint8)
+    b = a.copy()
+    b[4:8, 5:9, :3] += rng.integers(0, 8, (4, 4, 3), dtype=np.uint8)
+    if seed % 2:
+        b[6, 6, :3] = 255  # new ink
+    mask = np.zeros((6, 6), bool)
+    mask[1:5, 1:5] = True
+    for skip in (False, True):
+        expected = reference_envelope(a, b, mask, 4, 3, skip)
+        assert _analysis.envelope(a, b, mask, 4, 3, skip) is expected
+    # The mask at the image's corner: skip_edges leaves its outer pixels out.
+    corner = np.ones((3, 3), bool)
+    for skip in (False, True):
+        assert _analysis.envelope(a, b, corner, 0, 0, skip) is reference_envelope(
+            a, b, corner, 0, 0, skip
+        )
+
+
+def test_motion_residual_finds_a_sub_pixel_shift_and_explains_it() -> None:
+    # A smooth pattern shifted right by 0.3 px: the motion is found and little is left.
+    yy, xx = np.mgrid[0:80, 0:90].astype(np.float64)
+
+    def pattern(shift: float) -> np.ndarray:
+        grey = 128 + 90 * np.sin((xx - shift) / 5) * np.cos(yy / 7)
+        return np.repeat(np.rint(grey)[..., None], 3, axis=2).astype(np.uint8)
+
+    a, b = pattern(0), pattern(0.3)
+    box = (8, 8, 56, 56)
+    residual, motion = _analysis.motion_residual(a, b, (10, 5, 74, 69), box, box, 0.03)
+    assert motion == pytest.approx(0.3, abs=0.05)
+    planes = [np.empty((64, 64, 3), np.float32) for _ in "ab"]
+    for image, plane in zip((a, b), planes, strict=True):
+        _analysis.blur(image, 10, 5, plane)
+    uncompensated = np.abs(planes[1] - planes[0])[8:56, 8:56].max()
+    assert residual < uncompensated / 4
+    # Nothing moved: no motion, and the residual is what differs.
+    assert _analysis.motion_residual(a, a, (10, 5, 74, 69), box, box, 0.03) == (0.0, 0.0)
+
+
+def test_motion_residual_refuses_boxes_outside_their_window() -> None:
+    a = np.zeros((20, 20, 3), np.uint8)
+    with pytest.raises(ValueError, match="window lies outside the image"):
+        _analysis.motion_residual(a, a, (0, 0, 21, 20), (0, 0, 1, 1), (0, 0, 1, 1), 0.03)
+    with pytest.raises(ValueError, match="inside lies outside the window"):
+        _analysis.motion_residual(a, a, (5, 5, 10, 10), (0, 0, 6, 5), (0, 0, 1, 1), 0.03)
+
+
+def test_new_ink_is_outside_the_envelope_and_a_one_level_change_inside() -> None:
+    a = np.full((12, 12, 3), 128, np.uint8)
+    ink = a.copy()
+    ink[4:7, 4:7] = 20  # a dot three pixels wide: its centre is dark all around
+    mask = np.zeros((12, 12), bool)
+    mask[4:7, 4:7] = True
+    assert _analysis.envelope(a, ink, mask, 0, 0, False) is False
+    assert reference_envelope(a, ink, mask, 0, 0, False) is False
+    level = a.copy()
+    level[4:7, 4:7] = 127
+    assert _analysis.envelope(a, level, mask, 0, 0, False) is True
