@@ -63,6 +63,17 @@ class Settings(BaseSettings):
     job_lease_seconds: int = Field(
         120, ge=5, description="After this long a running job whose worker vanished is retried."
     )
+    vision_url: str | None = Field(
+        None,
+        description="An OpenAI-compatible API (e.g. https://api.openai.com/v1) asked about "
+        "changes the offline analysis is unsure of; unset: never.",
+    )
+    vision_model: str = Field("gpt-4o-mini", description="The vision model to ask.")
+    vision_key: str | None = Field(None, description="The API key for vision_url.")
+    vision_below: float = Field(
+        0.7, ge=0, le=1, description="Ask the model when the analysis confidence is below this."
+    )
+    vision_timeout: float = Field(30.0, gt=0, description="Seconds to wait for the model.")
     job_max_attempts: int = Field(
         3, ge=1, description="Attempts of a comparison before it is marked failed."
     )

@@ -32,6 +32,8 @@ STILL = 0.03  # px of estimated motion below which a region is taken as not movi
 MOVE_EXPLAINED = 0.9  # share of changed pixels a translation must explain to be a move
 MOVE_PARTIAL = 0.4  # ... to be a move beside a band of inserted content
 MOVE_MIN_PIXELS = 32  # smaller regions are never taken as moves: too easy to match by chance
+EDGE_STRONG = 24.0  # luma gradient of an edge
+EDGE_FAINT = 6.0  # ... and of a faint one, which a recolour may leave of it
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
 MAX_ANALYSED = 64  # regions examined in detail; the rest are summarised by size
 
@@ -364,24 +366,27 @@ def _band(rest: np.ndarray, dy: int) -> slice | None:
 # ---- colour and content -----------------------------------------------------------------------
 
 
-def _edges(pixels: np.ndarray) -> np.ndarray:
+def _gradient(pixels: np.ndarray) -> np.ndarray:
     luma = pixels[..., :3].astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
     if min(luma.shape) < 2:
-        return np.zeros(luma.shape, bool)
+        return np.zeros(luma.shape, np.float32)
     gy, gx = np.gradient(luma)
-    strong: np.ndarray = np.hypot(gx, gy) > 24
-    return strong
+    magnitude: np.ndarray = np.hypot(gx, gy)
+    return magnitude
 
 
 def same_shapes(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) -> bool:
-    """The edges in both images are exactly where they were: only colours changed."""
+    """The edges in both images are where they were: only colours changed. Every strong edge
+    of one image must be at least a faint edge of the other (a recolour can make an edge
+    stronger or weaker, never move it)."""
     height, width = a.shape[:2]
     x0, y0, x1, y1 = _window(box, 2, width, height)
-    ea, eb = _edges(a[y0:y1, x0:x1]), _edges(b[y0:y1, x0:x1])
-    if not ea.any() and not eb.any():
+    ga, gb = _gradient(a[y0:y1, x0:x1]), _gradient(b[y0:y1, x0:x1])
+    strong_a, strong_b = ga > EDGE_STRONG, gb > EDGE_STRONG
+    if not strong_a.any() and not strong_b.any():
         return True
-    kept = (eb & ea).sum() / max(eb.sum(), 1)
-    found = (ea & eb).sum() / max(ea.sum(), 1)
+    kept = (strong_b & (ga > EDGE_FAINT)).sum() / max(strong_b.sum(), 1)
+    found = (strong_a & (gb > EDGE_FAINT)).sum() / max(strong_a.sum(), 1)
     return bool(kept >= 0.95 and found >= 0.95)
 
 

@@ -19,6 +19,7 @@ from viewfinder.services.records import (
     StoryRecord,
     StoryState,
     ThreadRecord,
+    Verdict,
 )
 from viewfinder.services.records import Counts as ServiceCounts
 
@@ -78,6 +79,9 @@ class StoryItem(Record):
     diffResultId: str | None = Field(description="null for a removed story (no screenshot).")
     diffPercent: float | None = Field(description="Changed share of the pixels, in percent.")
     review: Decision | None = Field(description="The decision on a changed or failed story.")
+    aiVerdict: Verdict | None = Field(
+        description="What the change analysis makes of it; lists put likely regressions first."
+    )
     unresolvedComments: int
 
     @classmethod
@@ -90,6 +94,7 @@ class StoryItem(Record):
             diffResultId=s.diff_id,
             diffPercent=percent(s.diff_ratio),
             review=s.decision,
+            aiVerdict=s.verdict,
             unresolvedComments=s.open_threads,
         )
 
@@ -186,6 +191,10 @@ class DiffDetail(Record):
     maxDiffRatio: float | None
     stale: bool = Field(description="The baseline changed after this comparison.")
     failureReason: str | None
+    aiVerdict: Verdict | None = Field(description="noise, likely_intended or likely_regression.")
+    aiConfidence: float | None = Field(description="0 to 1.")
+    aiSummary: str | None = Field(description="What changed, in one line.")
+    aiReasoning: str | None = Field(description="Why, in a few sentences.")
     baselineUrl: str | None = Field(description="Signed and expiring, like the other URLs.")
     candidateUrl: str | None
     diffUrl: str | None
@@ -213,6 +222,10 @@ class DiffDetail(Record):
             maxDiffRatio=d.max_diff_ratio,
             stale=d.stale,
             failureReason=d.failure_reason,
+            aiVerdict=d.analysis.verdict if d.analysis else None,
+            aiConfidence=d.analysis.confidence if d.analysis else None,
+            aiSummary=d.analysis.summary if d.analysis else None,
+            aiReasoning=d.analysis.reasoning if d.analysis else None,
             baselineUrl=d.urls.baseline,
             candidateUrl=d.urls.candidate,
             diffUrl=d.urls.diff,
@@ -239,6 +252,10 @@ class DiffDetail(Record):
             maxDiffRatio=None,
             stale=False,
             failureReason=None,
+            aiVerdict=None,
+            aiConfidence=None,
+            aiSummary=None,
+            aiReasoning=None,
             baselineUrl=s.urls.baseline,
             candidateUrl=s.urls.candidate,
             diffUrl=None,

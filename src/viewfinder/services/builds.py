@@ -379,6 +379,8 @@ def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecor
                 diff_id=st.comparison_id,
                 diff_ratio=diff.diff_ratio if diff else None,
                 changed_pixels=diff.changed_pixels if diff else None,
+                verdict=diff.verdict if diff else None,
+                summary=diff.analysis.get("summary") if diff and diff.analysis else None,
                 decision=diff.decision if diff and st.state in ("changed", "failed") else None,
                 open_threads=int(threads.get(st.comparison_id or "", 0)),
                 urls=Urls(
@@ -394,18 +396,23 @@ def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecor
 def _story_page(
     env: Env, s: Session, build_id: str, state: str, cursor: str | None, limit: int
 ) -> StoryList:
-    scope = f"stories:{build_id}:{state}"
+    # Likely regressions first, then by name (the rank is in the scope: cursors made before
+    # stories were ranked cannot page this list).
+    scope = f"stories:{build_id}:{state}:ranked"
     after = Cursor.read(env, cursor, scope)
     query = select(Story).where(Story.build_id == build_id, Story.state == state)
+    key = (Story.rank, Story.name, Story.variant, Story.id)
     if after is not None:
-        query = query.where(tuple_(Story.name, Story.variant, Story.id) > tuple(after))
-    rows = list(s.scalars(query.order_by(Story.name, Story.variant, Story.id).limit(limit + 1)))
+        query = query.where(tuple_(*key) > tuple(after))
+    rows = list(s.scalars(query.order_by(*key).limit(limit + 1)))
     more = len(rows) > limit
     rows = rows[:limit]
     last = rows[-1] if more else None
     return StoryList(
         items=story_records(env, s, rows),
-        next_cursor=Cursor.make(env, scope, [last.name, last.variant, last.id]) if last else None,
+        next_cursor=(
+            Cursor.make(env, scope, [last.rank, last.name, last.variant, last.id]) if last else None
+        ),
     )
 
 

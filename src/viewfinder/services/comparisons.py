@@ -13,9 +13,15 @@ from viewfinder.errors import NotFound, ViewfinderError
 from viewfinder.ids import new_id
 from viewfinder.imaging import Limits, Mask
 from viewfinder.jobs import queue as jobs
-from viewfinder.services import baselines
+from viewfinder.services import baselines, vision
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import DiffRecord, MaskRecord, RegionRecord, Urls
+from viewfinder.services.records import (
+    AnalysisRecord,
+    DiffRecord,
+    MaskRecord,
+    RegionRecord,
+    Urls,
+)
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import (
     Baseline,
@@ -24,12 +30,15 @@ from viewfinder.store.models import (
     Comparison,
     Context,
     Image,
+    Project,
     Story,
     Thread,
     utcnow,
 )
 
 COMPARE_JOB = "compare"
+# A story's place among its build's stories of the same state: likely regressions first.
+RANKS = {"likely_regression": 0, "likely_intended": 1, "noise": 2}
 
 
 def request(
@@ -139,18 +148,27 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
         assert candidate is not None and base is not None
         masks, ratio, threshold = list(row.masks), row.max_diff_ratio, row.threshold
         candidate_sha, base_sha = candidate.sha256, base.sha256
+        project = s.get(Project, row.project_id)
+        ignore_noise = project.ignore_noise if project is not None else True
     limits = Limits(env.settings.max_image_bytes, env.settings.max_image_pixels)
+    base_png, candidate_png = env.blobs.get(base_sha), env.blobs.get(candidate_sha)
     try:
         result = imaging.compare(
-            env.blobs.get(base_sha),
-            env.blobs.get(candidate_sha),
+            base_png,
+            candidate_png,
             threshold=threshold,
             masks=masks,
             max_diff_ratio=ratio,
+            ignore_noise=ignore_noise,
             limits=limits,
         )
     except ViewfinderError as exc:  # unreadable or oversized image: a result, not a crash
         return _store_failure(env, comparison_id, exc, job_id)
+    analysis = result.analysis.to_dict()
+    if result.regions and vision.wanted(env.settings, analysis):
+        analysis = vision.consult(
+            env.settings, _largest_change(base_png, candidate_png, result), analysis
+        )
     diff_sha = env.blobs.put(result.diff_png) if result.diff_png else None
     with env.db.write() as s:
         row = s.get(Comparison, comparison_id, with_for_update=True)
@@ -161,6 +179,8 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
         row.changed_pixels = result.changed_pixels
         row.compared_pixels = result.compared_pixels
         row.width, row.height = result.width, result.height
+        row.analysis = analysis
+        row.verdict = analysis["verdict"]
         row.regions = [
             {
                 "x": r.x,
@@ -184,6 +204,13 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
             row.diff_sha256 = diff_sha
         settle_story(s, row)
         return _job_done(s, job_id)
+
+
+def _largest_change(base: bytes, candidate: bytes, result: imaging.Comparison) -> bytes:
+    """Before and after, side by side, around the largest changed region: what a vision model
+    is shown."""
+    largest = max(result.regions, key=lambda r: r.changed_pixels)
+    return imaging.crop_regions(base, candidate, [largest], padding=32)[0].side_by_side_png
 
 
 def _job_done(s: Session, job_id: int | None) -> bool:
@@ -216,6 +243,7 @@ def settle_story(s: Session, row: Comparison) -> None:
     if story is None:
         return
     story.state = story_state(row)
+    story.rank = RANKS.get(row.verdict or "", 1)
     build = s.get(Build, story.build_id, with_for_update=True)  # see builds._get_build
     if build is not None and build.status == "comparing":
         pending = s.scalar(
@@ -316,6 +344,7 @@ def record(env: Env, s: Session, row: Comparison) -> DiffRecord:
         max_diff_ratio=row.max_diff_ratio,
         threshold=row.threshold,
         failure_reason=row.failure_reason,
+        analysis=AnalysisRecord.model_validate(row.analysis) if row.analysis else None,
         stale=stale,
         decision=row.decision,
         decided_by=row.decided_by,

@@ -24,7 +24,7 @@ def hash_key(key: str) -> str:
 
 
 def _project_record(p: Project) -> ProjectRecord:
-    return ProjectRecord(id=p.id, name=p.name, created_at=p.created_at)
+    return ProjectRecord(id=p.id, name=p.name, ignore_noise=p.ignore_noise, created_at=p.created_at)
 
 
 def _key_record(k: ApiKey) -> KeyRecord:
@@ -209,6 +209,20 @@ def key_labels(env: Env, actor: Actor) -> dict[str, str]:
             select(ApiKey.id, ApiKey.label).where(ApiKey.project_id == actor.project_id)
         )
         return {str(key_id): str(label) for key_id, label in rows.all()}
+
+
+def update_project(env: Env, actor: Actor, *, ignore_noise: bool | None = None) -> ProjectRecord:
+    """Change the project's settings; a setting left None stays as it is. Comparisons made
+    from now on follow them. Raises Forbidden (admin role), InvalidInput."""
+    actor.require("admin", "change the project's settings")
+    if ignore_noise is not None and not isinstance(ignore_noise, bool):
+        raise InvalidInput(f"ignore_noise must be true or false (got {ignore_noise!r})")
+    with env.db.write() as s:
+        project = s.get(Project, actor.project_id)
+        assert project is not None
+        if ignore_noise is not None:
+            project.ignore_noise = ignore_noise
+        return _project_record(project)
 
 
 def whoami(env: Env, actor: Actor) -> ProjectRecord:

@@ -28,6 +28,9 @@ class Page(Record, Generic[T]):
 class ProjectRecord(Record):
     id: str
     name: str
+    ignore_noise: bool = Field(
+        True, description="Pairs whose every difference is rendering noise are not changed."
+    )
     created_at: datetime
 
 
@@ -69,6 +72,40 @@ class MaskRecord(Record):
     height: int
 
 
+Verdict = Literal["noise", "likely_intended", "likely_regression"]
+
+
+class ChangeRecord(Record):
+    """One changed region as the analysis sees it, on the compared canvas."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+    kind: Literal["noise", "move", "color", "content", "size"]
+    changed_pixels: int
+    dx: int | None = Field(None, description="For a move: how far it moved right (px).")
+    dy: int | None = Field(None, description="For a move: how far it moved down (px).")
+    note: str | None = Field(
+        None, description="inserted at the top, new content, vanished, pushed out of view..."
+    )
+
+
+class AnalysisRecord(Record):
+    """What changed, in words and numbers: offline, perhaps refined by a vision model."""
+
+    kind: Literal["identical", "noise", "layout_shift", "color", "content", "size"]
+    noise: bool = Field(description="Every difference is rendering noise.")
+    verdict: Verdict | None
+    confidence: float = Field(ge=0, le=1)
+    summary: str
+    reasoning: str
+    changes: list[ChangeRecord]
+    source: Literal["offline", "vision"] = Field(
+        "offline", description="vision: a vision model refined the verdict."
+    )
+
+
 class DiffRecord(Record):
     """A comparison of a candidate image with the baseline current when it was requested."""
 
@@ -98,6 +135,9 @@ class DiffRecord(Record):
     max_diff_ratio: float
     threshold: float
     failure_reason: str | None
+    analysis: AnalysisRecord | None = Field(
+        None, description="What changed; null until compared pixel by pixel, or when bytes matched."
+    )
     stale: bool = Field(description="The baseline changed after this comparison.")
     decision: Decision
     decided_by: str | None
@@ -121,6 +161,8 @@ class StoryRecord(Record):
     diff_id: str | None
     diff_ratio: float | None
     changed_pixels: int | None
+    verdict: Verdict | None = None
+    summary: str | None = Field(None, description="The analysis in one line.")
     decision: Decision | None
     open_threads: int
     urls: Urls
@@ -135,6 +177,7 @@ class StoryBrief(Record):
     state: StoryState
     diff_id: str | None
     diff_ratio: float | None
+    verdict: Verdict | None = None
     decision: Decision | None
     open_threads: int
 
@@ -186,6 +229,7 @@ class StoryList(Record):
                     state=s.state,
                     diff_id=s.diff_id,
                     diff_ratio=s.diff_ratio,
+                    verdict=s.verdict,
                     decision=s.decision,
                     open_threads=s.open_threads,
                 )

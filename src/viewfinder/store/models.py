@@ -66,6 +66,8 @@ class Project(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
     quota_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    # Pairs whose every difference is rendering noise are not "changed".
+    ignore_noise: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -242,6 +244,10 @@ class Comparison(Base):
     width: Mapped[int | None]
     height: Mapped[int | None]
     regions: Mapped[list[Any]] = mapped_column(default=list)
+    # What the change is (imaging.Analysis.to_dict(), perhaps refined by a vision model), and
+    # its verdict apart for ordering: none when nothing was compared pixel by pixel.
+    analysis: Mapped[dict[str, Any] | None]
+    verdict: Mapped[str | None] = mapped_column(String(20))
     diff_sha256: Mapped[str | None] = mapped_column(String(64))
     failure_reason: Mapped[str | None] = mapped_column(Text)
     requested_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -259,7 +265,7 @@ class Story(Base):
     __tablename__ = "stories"
     __table_args__ = (
         UniqueConstraint("build_id", "name", "variant"),
-        Index("ix_stories_build_state", "build_id", "state"),
+        Index("ix_stories_build_state", "build_id", "state", "rank", "name"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
@@ -272,6 +278,8 @@ class Story(Base):
     baseline_id: Mapped[str | None] = mapped_column(ForeignKey("baselines.id"))  # removed ones
     # pending | new | changed | unchanged | removed | failed
     state: Mapped[str] = mapped_column(String(10), default="pending")
+    # Order within a state: likely regressions (0) before the rest (1) and noise (2).
+    rank: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

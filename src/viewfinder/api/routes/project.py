@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, call
 from viewfinder.services import images, projects, urls
@@ -18,6 +18,22 @@ public = APIRouter(tags=["files"])
 @router.get("/project")
 async def whoami(env: EnvDep, actor: ActorDep) -> ProjectRecord:
     return await call(projects.whoami, env, actor)
+
+
+class ProjectSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ignore_noise: bool | None = Field(
+        None,
+        description="Pairs whose every difference is rendering noise are not changed "
+        "(default true). Applies to comparisons made from now on.",
+    )
+
+
+@router.patch("/project")
+async def update_project(body: ProjectSettings, env: EnvDep, actor: ActorDep) -> ProjectRecord:
+    """Change the project's settings (admin role); settings left out stay as they are."""
+    return await call(projects.update_project, env, actor, ignore_noise=body.ignore_noise)
 
 
 class KeyRequest(BaseModel):
