@@ -40,6 +40,8 @@ class Verdict:
     label: str
     kind: str
     noise: bool
+    regression_label: bool
+    regression: bool
     moves_expected: int
     moves_exact: int
     odiff_changed: int | None
@@ -72,6 +74,8 @@ def judge(pairs: list[dict[str, Any]], folder: Path, scratch: Path) -> list[Verd
                     label=pair["kind"],
                     kind=analysis.kind,
                     noise=analysis.noise,
+                    regression_label=pair.get("verdict") == "likely_regression",
+                    regression=analysis.verdict == "likely_regression",
                     moves_expected=len(expected),
                     moves_exact=sum(m in found for m in expected),
                     odiff_changed=odiff.compare(base, candidate, out, antialiasing=True).changed,
@@ -119,6 +123,9 @@ def quality(verdicts: list[Verdict]) -> dict[str, Any]:
         "real_changes_called_noise": [v.name for v in real if v.noise],
         "kind_accuracy": _share(sum(v.kind == v.label for v in verdicts), len(verdicts)),
         "wrong_kinds": [(v.name, v.label, v.kind) for v in verdicts if v.kind != v.label],
+        "regressions": sum(v.regression_label for v in verdicts),
+        "regressions_found": sum(v.regression_label and v.regression for v in verdicts),
+        "false_regressions": [v.name for v in verdicts if v.regression and not v.regression_label],
         "move_vectors_exact": sum(v.moves_exact for v in verdicts),
         "move_vectors": sum(v.moves_expected for v in verdicts),
         "peers": peers,
@@ -201,6 +208,8 @@ def report(q: dict[str, Any], c: dict[str, Any], rows: list[dict[str, Any]]) -> 
         f"real changes called noise: {q['real_changes_called_noise'] or 'none'}",
         f"kinds right: {_pct(q['kind_accuracy'])}; wrong: {q['wrong_kinds'] or 'none'}",
         f"move vectors exact: {q['move_vectors_exact']} of {q['move_vectors']}",
+        f"breakages called likely_regression: {q['regressions_found']} of {q['regressions']}; "
+        f"other changes called so: {q['false_regressions'] or 'none'}",
         "",
         "peers on the same pairs (threshold 0.1, anti-aliasing detection on):",
         "tool        noise pairs flagged  real changes flagged  mean diff on noise pairs",
@@ -225,7 +234,9 @@ def final_line(q: dict[str, Any], c: dict[str, Any]) -> str:
         f"analysis: noise precision {_pct(q['noise_precision'])} recall "
         f"{_pct(q['noise_recall'])}, real changes called noise "
         f"{len(q['real_changes_called_noise'])}, kinds {_pct(q['kind_accuracy'])}, move vectors "
-        f"{q['move_vectors_exact']}/{q['move_vectors']} exact; odiff flags "
+        f"{q['move_vectors_exact']}/{q['move_vectors']} exact, regressions "
+        f"{q['regressions_found']}/{q['regressions']} (false {len(q['false_regressions'])}); "
+        "odiff flags "
         f"{q['peers']['odiff']['noise_pairs_flagged']}/{q['noise_pairs']} noise pairs, "
         f"pixelmatch {q['peers']['pixelmatch']['noise_pairs_flagged']}/{q['noise_pairs']}; "
         f"adds {_pct(c['added'])} to the engine at 1280x800 (median pair {_pct(c['median_added'])},"

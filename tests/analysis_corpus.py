@@ -110,6 +110,59 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any]]] = {
 }
 
 
+# A product card pinned to the bottom right of every page (over whatever is there, the same in
+# base and candidate): a photo drawn on a canvas and a two-line caption. Variants break it the
+# ways pages break: a broken image, text clipped by its box, elements overlapping.
+PANEL = """
+const panel = document.createElement('div');
+panel.style.cssText = 'position:absolute;right:24px;bottom:24px;width:280px;height:170px;'
+  + 'background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:12px;'
+  + 'font:14px/20px sans-serif;color:#1f2328;z-index:10;box-sizing:border-box';
+const canvas = document.createElement('canvas');
+canvas.width = 120; canvas.height = 80;
+const g = canvas.getContext('2d');
+const sky = g.createLinearGradient(0, 0, 120, 80);
+sky.addColorStop(0, '#1e3a8a'); sky.addColorStop(0.6, '#60a5fa'); sky.addColorStop(1, '#fde68a');
+g.fillStyle = sky; g.fillRect(0, 0, 120, 80);
+for (const [x, y, r, c] of [[30, 55, 22, '#166534'], [75, 60, 28, '#15803d'],
+                            [100, 20, 10, '#fbbf24'], [55, 40, 14, '#a16207']]) {
+  g.fillStyle = c; g.beginPath(); g.arc(x, y, r, 0, 7); g.fill();
+}
+const photo = document.createElement('img');
+photo.width = 120; photo.height = 80; photo.alt = 'Product photo';
+photo.style.display = 'block';
+photo.src = SRC;
+const caption = document.createElement('p');
+caption.textContent = 'Ergonomic chair in walnut, shipped in two days. Free returns.';
+caption.style.cssText = 'margin:8px 0 0;height:40px;overflow:hidden;' + CAPTION;
+panel.append(photo, caption);
+document.body.append(panel);
+await new Promise(done => { photo.onload = photo.onerror = done; if (photo.complete) done(); });
+"""
+PANEL_VARIANTS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    # name: (photo source, caption style, label)
+    "broken_image": (
+        "'missing-photo.png'",
+        "",
+        {"kind": "content", "verdict": "likely_regression"},
+    ),
+    "clipped_text": (
+        "canvas.toDataURL()",
+        "height:27px",
+        {"kind": "content", "verdict": "likely_regression"},
+    ),
+    "overlap": (
+        "canvas.toDataURL()",
+        "position:relative;top:-44px",
+        {"kind": "content", "verdict": "likely_regression"},
+    ),
+}
+
+
+def panel_script(src: str = "canvas.toDataURL()", caption: str = "") -> str:
+    return PANEL.replace("SRC", src).replace("CAPTION", repr(caption))
+
+
 def page_html(page: str, variant: str) -> str:
     file, _, _, (old, new) = PAGE_SET[page]
     html = (PAGES / file).read_text(encoding="utf-8")
@@ -131,7 +184,7 @@ def shoot(browser: Browser, html: str, width: int, height: int, script: str) -> 
     page = context.new_page()
     page.set_content(html, wait_until="load")
     if script:
-        page.evaluate(f"() => {{ {script} }}")
+        page.evaluate(f"async () => {{ {script} }}")
     page.evaluate("() => document.fonts.ready")
     data = page.screenshot(animations="disabled", caret="hide")
     context.close()
@@ -166,6 +219,16 @@ def render(out: Path = OUT, viewport: tuple[int, int] | None = None) -> list[dic
                 )
                 pairs.append(
                     {"name": f"{page}/{variant}", "base": base, "candidate": name, **label}
+                )
+            html = page_html(page, "base")
+            panel_base = f"{page}-panel-base.png"
+            (out / panel_base).write_bytes(shoot(browser, html, width, height, panel_script()))
+            for variant, (src, caption, label) in PANEL_VARIANTS.items():
+                name = f"{page}-{variant}.png"
+                script = panel_script(src, caption)
+                (out / name).write_bytes(shoot(browser, html, width, height, script))
+                pairs.append(
+                    {"name": f"{page}/{variant}", "base": panel_base, "candidate": name, **label}
                 )
         browser.close()
     return pairs

@@ -58,12 +58,29 @@ def test_every_move_vector_is_exact(results: list[tuple[dict[str, Any], Any]]) -
             assert (dx, dy) in found, (pair["name"], found)
 
 
-def test_content_that_disappeared_is_a_likely_regression(
+def test_vanished_content_broken_images_clipped_text_and_overlaps_are_likely_regressions(
     results: list[tuple[dict[str, Any], Any]],
 ) -> None:
-    for pair, analysis in results:
-        if pair.get("verdict"):
-            assert analysis.verdict == pair["verdict"], (pair["name"], analysis.reasoning)
+    labelled = [(p, a) for p, a in results if p.get("verdict")]
+    assert {p["name"].split("/")[1] for p, _ in labelled} >= {
+        "removed",
+        "broken_image",
+        "clipped_text",
+        "overlap",
+    }
+    for pair, analysis in labelled:
+        assert analysis.verdict == pair["verdict"], (pair["name"], analysis.reasoning)
+
+
+def test_no_intended_change_is_called_a_regression(
+    results: list[tuple[dict[str, Any], Any]],
+) -> None:
+    flagged = [
+        (p["name"], a.summary)
+        for p, a in results
+        if not p.get("verdict") and a.verdict == "likely_regression"
+    ]
+    assert flagged == []
 
 
 def test_an_inserted_banner_is_reported_as_inserted_with_the_rest_moved(

@@ -15,6 +15,8 @@ Each changed region is examined on its own, in this order:
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -32,6 +34,8 @@ STILL = 0.03  # px of estimated motion below which a region is taken as not movi
 MOVE_EXPLAINED = 0.9  # share of changed pixels a translation must explain to be a move
 MOVE_PARTIAL = 0.4  # ... to be a move beside a band of inserted content
 MOVE_MIN_PIXELS = 32  # smaller regions are never taken as moves: too easy to match by chance
+INK = 24  # levels from the background colour at which a pixel is content
+OVERLAP = 0.15  # share of a move's pixels drawn over content that stayed: an overlap
 EDGE_STRONG = 24.0  # luma gradient of an edge
 EDGE_FAINT = 6.0  # ... and of a faint one, which a recolour may leave of it
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
@@ -268,6 +272,7 @@ class Explained:
     arrived: np.ndarray
     left: float
     content: bool
+    stayed: np.ndarray  # where the base's content reappears at p + d (``left``, per pixel)
 
 
 def explained_share(
@@ -276,12 +281,12 @@ def explained_share(
     """How well (dx, dy) explains the changed pixels at (ys, xs)."""
     arrived, left = np.empty(ys.size, bool), np.empty(ys.size, bool)
     if ys.size == 0:
-        return Explained(0.0, arrived, 0.0, False)
+        return Explained(0.0, arrived, 0.0, False, left)
     n_arrived, same, ref = _analysis.matches(b, a, ys, xs, -dx, -dy, arrived, -1)
     n_left, same_left, _ = _analysis.matches(a, b, ys, xs, dx, dy, left, ref)
     total = n_arrived + n_left
     content = total > 0 and not (same + same_left) / total > 0.9
-    return Explained(n_arrived / ys.size, arrived, n_left / ys.size, content)
+    return Explained(n_arrived / ys.size, arrived, n_left / ys.size, content, left)
 
 
 def _candidates(
@@ -299,17 +304,30 @@ def _candidates(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Move:
+    """The translation that best explains a region, and what it explains."""
+
+    dx: int
+    dy: int
+    share: float  # of the region's changed pixels: where the moved content arrived
+    mask: np.ndarray  # those pixels, region-relative
+    ink: int  # pixels of content (not background) that arrived
+    covered: int  # ... drawn over content of the base that stayed put
+
+
 def find_move(
     a: np.ndarray,
     b: np.ndarray,
     changed: np.ndarray,
     box: tuple[int, int, int, int],
     known: tuple[tuple[int, int], ...] = (),
-) -> tuple[int, int, float, np.ndarray] | None:
-    """The translation that explains most of the region's changed pixels, if any does, with
-    the share it explains and the mask (region-relative) of the pixels it explains. Moves
-    already found elsewhere in the pair are tried first: what pushed one block down usually
-    pushed its neighbours by as much."""
+    candidates: Callable[[], set[tuple[int, int]]] | None = None,
+) -> Move | None:
+    """The translation that explains most of the region's changed pixels, if one carries
+    content. Moves already found elsewhere in the pair are tried first: what pushed one block
+    down usually pushed its neighbours by as much. ``candidates`` gives the translations to
+    try (by default those the region suggests)."""
     x, y, w, h = box
     ys, xs = np.nonzero(changed)
     ys += y
@@ -324,18 +342,19 @@ def find_move(
     coarse = max(1, ys.size // 256)
     best = next((d for d in known if score(d, coarse)[0] >= MOVE_EXPLAINED), None)
     if best is None:
-        candidates = sorted(_candidates(a, b, box), key=lambda d: (abs(d[0]) + abs(d[1]), d))
+        tried = candidates() if candidates else _candidates(a, b, box)
+        ranked = sorted(tried, key=lambda d: (abs(d[0]) + abs(d[1]), d))
         # Every candidate is scored on a sample of the changed pixels, the best few on more,
         # and only the winner on all of them; ties go to the shortest vector.
         for size, keep in ((256, 4), (4096, 1)):
             step = max(1, ys.size // size)
-            scored = {d: score(d, step) for d in candidates}
-            candidates = sorted(candidates, key=lambda d: (-scored[d][0], -scored[d][1]))[:keep]
+            scored = {d: score(d, step) for d in ranked}
+            ranked = sorted(ranked, key=lambda d: (-scored[d][0], -scored[d][1]))[:keep]
             if step == 1:
                 break
-        if not candidates:
+        if not ranked:
             return None
-        best = candidates[0]
+        best = ranked[0]
     dx, dy = best
     found = explained_share(a, b, ys, xs, dx, dy)
     arrived = found.arrived
@@ -344,9 +363,43 @@ def find_move(
         return None
     mask = np.zeros((h, w), bool)
     mask[ys[arrived] - y, xs[arrived] - x] = True
-    if found.share < MOVE_PARTIAL and _band(changed & ~mask, dy) is None:
-        return None
-    return dx, dy, found.share, mask
+    # Content that arrived where the base had content of its own, which did not move along
+    # (it is not found d further on): one element drawn over another.
+    # Counted on a sample of at most 4096 of the arrived pixels, scaled back up.
+    here = np.flatnonzero(arrived)
+    step = max(1, here.size // 4096)
+    here = here[::step]
+    background = _background(a, box)
+    py, px = ys[here], xs[here]
+    ink_b = np.abs(b[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
+    ink_a = np.abs(a[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
+    covered = int((ink_b & ink_a & ~found.stayed[here]).sum()) * step
+    return Move(dx, dy, found.share, mask, int(ink_b.sum()) * step, covered)
+
+
+def accepted(move: Move | None, changed: np.ndarray) -> bool:
+    """Whether a move explains the region: most of it, or part of it beside a band of
+    inserted content that pushed it."""
+    if move is None:
+        return False
+    return move.share >= MOVE_PARTIAL or _band(changed & ~move.mask, move.dy) is not None
+
+
+def overlapping(move: Move | None) -> bool:
+    """The moved content now covers content that stayed where it was."""
+    return move is not None and move.covered >= max(MOVE_MIN_PIXELS, OVERLAP * move.ink)
+
+
+def _background(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    """The commonest colour on the frame just around a region: what it sits on."""
+    height, width = image.shape[:2]
+    x0, y0, x1, y1 = _window(box, 2, width, height)
+    window = image[y0:y1, x0:x1, :3]
+    frame = np.concatenate([window[0], window[-1], window[:, 0], window[:, -1]]).astype(np.int32)
+    packed = (frame[:, 0] << 16) | (frame[:, 1] << 8) | frame[:, 2]
+    colours, counts = np.unique(packed, return_counts=True)
+    common = int(colours[counts.argmax()])
+    return np.array([common >> 16, (common >> 8) & 255, common & 255], np.int16)
 
 
 def _band(rest: np.ndarray, dy: int) -> slice | None:
@@ -400,6 +453,26 @@ def vanished(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) -> bo
     return bool(before.std(axis=(0, 1)).max() > 12)
 
 
+def image_lost(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) -> bool:
+    """A detailed picture became mostly plain: an image that failed to load (a broken-image
+    icon or its alt text at most is left) or was hidden."""
+    x, y, w, h = box
+    if w * h < 256:
+        return False
+    before = _colours(a[y : y + h, x : x + w])
+    after = _colours(b[y : y + h, x : x + w])
+    # A photo has many colours and none dominates; what is left has few, and one dominates.
+    return before[0] >= 64 and before[1] < 0.5 and after[1] >= 0.6 and after[0] * 2 <= before[0]
+
+
+def _colours(pixels: np.ndarray) -> tuple[int, float]:
+    """How many colours an area has, and the share of the commonest."""
+    flat = pixels[..., :3].reshape(-1, 3)
+    packed = (flat[:, 0].astype(np.int32) << 16) | (flat[:, 1].astype(np.int32) << 8) | flat[:, 2]
+    _, counts = np.unique(packed, return_counts=True)
+    return int(counts.size), float(counts.max() / packed.size)
+
+
 # ---- the whole pair ---------------------------------------------------------------------------
 
 
@@ -439,7 +512,7 @@ def _examine(
     box: tuple[int, int, int, int],
     count: int,
     known: tuple[tuple[int, int], ...],
-    split: bool = True,
+    candidates: Callable[[], set[tuple[int, int]]] | None = None,
 ) -> list[Change]:
     """The changes one region holds, relabelling the diff image's moved and noise pixels."""
     x, y, w, h = box
@@ -450,18 +523,24 @@ def _examine(
     if is_noise(a, b, changed, box):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
-    move = find_move(a, b, changed, box, known) if count >= MOVE_MIN_PIXELS else None
-    if move is not None:
-        dx, dy, share, explained = move
+    split = candidates is None
+    if candidates is None:
+        # Computed when first needed, and shared with the region's parts (their windows lie
+        # within the region's).
+        candidates = functools.cache(lambda: _candidates(a, b, box))
+    move = find_move(a, b, changed, box, known, candidates) if count >= MOVE_MIN_PIXELS else None
+    over = "overlaps" if overlapping(move) else ""
+    if move is not None and accepted(move, changed):
+        dx, dy, explained = move.dx, move.dy, move.mask
         view[explained & changed] = _native.LABEL_MOVED
         rest = changed & ~explained
-        found = [Change(x, y, w, h, "move", int((explained & changed).sum()), dx, dy)]
-        if share < MOVE_EXPLAINED and rest.any():
+        found = [Change(x, y, w, h, "move", int((explained & changed).sum()), dx, dy, note=over)]
+        if move.share < MOVE_EXPLAINED and rest.any():
             # What the move leaves unexplained must be the band of content that pushed it.
             band = _band(rest, dy)
             if band is None:
                 view[explained & changed] = _native.LABEL_CHANGED
-                return [Change(x, y, w, h, "content", count)]
+                return [Change(x, y, w, h, "content", count, note=over)]
             inserted = np.zeros_like(rest)
             inserted[band] = rest[band]
             ys, xs = np.nonzero(inserted)
@@ -494,12 +573,16 @@ def _examine(
                 (x + px, y + py, pw, ph),
                 int(changed[py : py + ph, px : px + pw].sum()),
                 known,
-                split=False,
+                candidates,
             )
         ]
-        if any(c.kind != "content" for c in parts):
+        if any(c.kind != "content" or c.note for c in parts):
             return parts
-    return [Change(x, y, w, h, "content", count, note="vanished" if vanished(a, b, box) else "")]
+    if vanished(a, b, box):
+        over = "vanished"
+    elif image_lost(a, b, box):
+        over = "image lost"
+    return [Change(x, y, w, h, "content", count, note=over)]
 
 
 def _parts(changed: np.ndarray) -> list[tuple[int, int, int, int]]:
@@ -578,10 +661,10 @@ def _nudged(a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change) -> list
     view = labels[c.y : c.y + c.height, c.x : c.x + c.width]
     changed = view == _native.LABEL_NOISE
     move = find_move(a, b, changed, box) if c.changed_pixels >= MOVE_MIN_PIXELS else None
-    if move is None or move[2] < MOVE_EXPLAINED or max(abs(move[0]), abs(move[1])) > 1:
+    if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:
         return [c]
     view[changed] = _native.LABEL_MOVED
-    return [replace(c, kind="move", dx=move[0], dy=move[1])]
+    return [replace(c, kind="move", dx=move.dx, dy=move.dy)]
 
 
 def _settle(changes: list[Change]) -> list[Change]:
@@ -658,21 +741,55 @@ def _conclude(
         reasoning += f" ({len(sentences) - 6} more.)"
     verdict: Verdict = "likely_intended"
     confidence = {"layout_shift": 0.8, "color": 0.7, "size": 0.6, "content": 0.6}[kind]
-    gone = [c for c in real if c.note == "vanished"]
-    if gone:
+    summary = _summary(kind, real, width, height)
+    signal = _regression(real, width, height)
+    if signal is not None:
         verdict, confidence = "likely_regression", 0.75
-        reasoning = (
-            f"Content disappeared: {_where(gone[0], width, height)} shows only background "
-            "now. " + reasoning
-        )
+        summary, why = signal
+        reasoning = f"{why} {reasoning}"
     elif kind == "content" and compared_pixels and changed_pixels / compared_pixels > 0.3:
         verdict, confidence = "likely_regression", 0.6
         reasoning = (
             f"Most of the image changed ({changed_pixels / compared_pixels:.0%} of its "
             "pixels), which is rarely what a change meant to do. " + reasoning
         )
-    return Analysis(
-        kind, False, verdict, confidence, _summary(kind, real, width, height), reasoning, ordered
+    return Analysis(kind, False, verdict, confidence, summary, reasoning, ordered)
+
+
+def _regression(real: list[Change], width: int, height: int) -> tuple[str, str] | None:
+    """The strongest sign that a change broke something: (summary, sentence), or None."""
+    lost = [c for c in real if c.note == "image lost"]
+    if lost:
+        where = _where(lost[0], width, height)
+        return (
+            "An image is missing or broken.",
+            f"A detailed picture in {where} became a mostly plain area: an image that did not "
+            "load, or was hidden.",
+        )
+    over = [c for c in real if c.note == "overlaps"]
+    if over:
+        c = over[0]
+        moved = f" moved {_direction(c.dx or 0, c.dy or 0)} and" if c.kind == "move" else ""
+        return (
+            "Elements overlap.",
+            f"Content in {_where(c, width, height)}{moved} is now drawn over content that "
+            "stayed where it was.",
+        )
+    gone = [c for c in real if c.note == "vanished"]
+    if not gone:
+        return None
+    # Pieces lost along one straight edge: what was below (or above) a line was cut off.
+    for lines in ([c.y for c in gone], [c.y + c.height for c in gone]):
+        line = max(set(lines), key=lines.count)
+        if len(gone) >= 2 and lines.count(line) >= 0.6 * len(gone):
+            return (
+                "Content was cut off.",
+                f"Content disappeared in {_count(len(gone), 'place')} along one line (y={line}): "
+                "text or an element clipped by its box, or hidden.",
+            )
+    return (
+        f"Content disappeared from {_count(len(gone), 'region')}.",
+        f"Content disappeared: {_where(gone[0], width, height)} shows only background now.",
     )
 
 
@@ -712,7 +829,12 @@ def _sentences(real: list[Change], width: int, height: int) -> list[str]:
     if pushed_out:
         sentences.append("Content at the bottom edge went out of view, pushed down by the move.")
     for c in by_size:
-        if c.kind == "move" or c.note in (*INSERTED, "pushed out of view", "vanished"):
+        if c.kind == "move" or c.note in (
+            *INSERTED,
+            "pushed out of view",
+            "vanished",
+            "image lost",
+        ):
             continue  # said above, or in the verdict's own sentence
         where = _where(c, width, height)
         if c.kind == "color":
@@ -747,6 +869,4 @@ def _summary(kind: Kind, real: list[Change], width: int, height: int) -> str:
         return f"Colours changed in {_count(colours, 'region')}{also}."
     if kind == "size":
         return "The image size changed."
-    if gone := sum(c.note == "vanished" for c in real):
-        return f"Content disappeared from {_count(gone, 'region')}."
     return f"Content changed in {_count(len(real), 'region')}."

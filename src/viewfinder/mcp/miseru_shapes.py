@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from viewfinder.services.records import DiffRecord, Urls
+from viewfinder.services.records import AnalysisRecord, DiffRecord, Urls
 
 # ---- records ----------------------------------------------------------------------------------
 
@@ -35,6 +35,9 @@ class MiseruDiff(BaseModel):
     )
     stale: bool | None = Field(None, description="The baseline changed after this comparison.")
     failure_reason: str | None = None
+    analysis: AnalysisRecord | None = Field(
+        None, description="What changed: kind, verdict, summary, reasoning and each change."
+    )
     approved: bool | None = None
     name: str | None = None
     viewport: str | None = None
@@ -57,6 +60,7 @@ class MiseruDiff(BaseModel):
             status=d.outcome,
             stale=d.stale,
             failure_reason=d.failure_reason,
+            analysis=d.analysis,
             approved=d.approved_at is not None,
             name=d.name,
             viewport=d.variant or None,
