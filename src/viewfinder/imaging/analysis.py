@@ -36,6 +36,7 @@ MOVE_PARTIAL = 0.4  # ... to be a move beside a band of inserted content
 MOVE_MIN_PIXELS = 32  # smaller regions are never taken as moves: too easy to match by chance
 INK = 24  # levels from the background colour at which a pixel is content
 OVERLAP = 0.15  # share of a move's pixels drawn over content that stayed: an overlap
+OVERLAP_SHIFT = 3  # px a move must cover to overlap anything (glyphs jitter by one or two)
 EDGE_STRONG = 24.0  # luma gradient of an edge
 EDGE_FAINT = 6.0  # ... and of a faint one, which a recolour may leave of it
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
@@ -387,7 +388,11 @@ def accepted(move: Move | None, changed: np.ndarray) -> bool:
 
 def overlapping(move: Move | None) -> bool:
     """The moved content now covers content that stayed where it was."""
-    return move is not None and move.covered >= max(MOVE_MIN_PIXELS, OVERLAP * move.ink)
+    return (
+        move is not None
+        and max(abs(move.dx), abs(move.dy)) >= OVERLAP_SHIFT
+        and move.covered >= max(MOVE_MIN_PIXELS, OVERLAP * move.ink)
+    )
 
 
 def _background(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
