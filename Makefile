@@ -20,7 +20,7 @@ CLIENTS_STAMP := $(CLIENTS)/node_modules/.package.json
 install: $(STAMP)
 
 # Reinstall when the dependencies or the native kernel change.
-$(STAMP): pyproject.toml src/viewfinder/imaging/_native.c src/viewfinder/imaging/_analysis.c
+$(STAMP): pyproject.toml $(wildcard src/viewfinder/imaging/*.c src/viewfinder/imaging/*.h)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -17,6 +17,8 @@ from typing import Any
 from PIL import Image
 from playwright.sync_api import Browser, sync_playwright
 
+from tests.chromium import CHROMIUM, FLAGS
+
 # Bump when the pages, the variants or the flags change, so stale corpora get re-rendered.
 CORPUS_VERSION = 1
 
@@ -24,18 +26,6 @@ ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages"
 CORPUS = ROOT / ".corpus"
 MANIFEST = CORPUS / "manifest.json"
-CHROMIUM = "/usr/bin/chromium"
-# Everything that can make two renders of the same page differ is pinned or switched off.
-FLAGS = (
-    "--force-color-profile=srgb",
-    "--font-render-hinting=none",
-    "--disable-lcd-text",
-    "--hide-scrollbars",
-    "--disable-partial-raster",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-)
 VARIANTS = ("identical", "shift", "color", "text", "subpixel", "rotate", "taller")
 TALLER_BY = 40
 # Appended to the page's own CSS; the other variants change the markup or the viewport.

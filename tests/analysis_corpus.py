@@ -19,20 +19,11 @@ from typing import Any
 
 from playwright.sync_api import Browser, sync_playwright
 
+from tests.chromium import CHROMIUM, FLAGS
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ROOT / "bench" / "pages"
 OUT = ROOT / "tests" / ".analysis-corpus"
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--force-color-profile=srgb",
-    "--font-render-hinting=none",
-    "--disable-lcd-text",
-    "--hide-scrollbars",
-    "--disable-partial-raster",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 # page, viewport width, height, a word found once in the page and a one-letter change of it
 PAGE_SET = {
     "dashboard": ("dashboard.html", 800, 600, ("Revenue", "Revenne")),
@@ -192,7 +183,7 @@ def shoot(browser: Browser, html: str, width: int, height: int, script: str) -> 
 
 
 def fingerprint(viewport: tuple[int, int] | None = None) -> str:
-    digest = hashlib.sha256(Path(__file__).read_bytes() + repr(viewport).encode())
+    digest = hashlib.sha256(Path(__file__).read_bytes() + repr((viewport, FLAGS)).encode())
     for page in PAGE_SET.values():
         digest.update((PAGES / page[0]).read_bytes())
     return digest.hexdigest()[:16]
@@ -204,7 +195,7 @@ def render(out: Path = OUT, viewport: tuple[int, int] | None = None) -> list[dic
     out.mkdir(parents=True, exist_ok=True)
     pairs: list[dict[str, Any]] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(FLAGS))
         for page, (_, width, height, _) in PAGE_SET.items():
             width, height = viewport or (width, height)
             base = f"{page}-base.png"

@@ -12,21 +12,10 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
+from tests.chromium import CHROMIUM, FLAGS
 from tests.server import Server
 from viewfinder.imaging import compare
 
-CHROMIUM = "/usr/bin/chromium"
-# Everything that can make two renders of the same page differ is pinned or switched off.
-FLAGS = (
-    "--force-color-profile=srgb",
-    "--font-render-hinting=none",
-    "--disable-lcd-text",
-    "--hide-scrollbars",
-    "--disable-partial-raster",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-)
 ROOT = Path(__file__).resolve().parent
 VISUAL = ROOT / "visual"
 FAILURES = VISUAL / ".failures"

@@ -13,6 +13,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "_buffers.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -241,15 +243,7 @@ ALWAYS_INLINE int antialiased(const image_t *im, const image_t *a, const image_t
 /* ---- buffer helpers ---------------------------------------------------------------------- */
 
 static int get_image(PyObject *obj, Py_buffer *view, image_t *im, int *channels, const char *name) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_STRIDED_RO | PyBUF_FORMAT) < 0) return -1;
-    if (view->ndim != 3 || view->itemsize != 1 || (view->shape[2] != 3 && view->shape[2] != 4) ||
-        view->strides[2] != 1 || view->strides[1] != view->shape[2] || view->strides[0] < 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s must be a uint8 array of shape (height, width, 3 or 4) with contiguous rows",
-                     name);
-        PyBuffer_Release(view);
-        return -1;
-    }
+    if (get_uint8_image(obj, view, name) < 0) return -1;
     im->data = view->buf;
     im->stride = view->strides[0];
     im->siblings = NULL;

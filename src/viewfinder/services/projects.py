@@ -176,13 +176,7 @@ def authenticate(env: Env, key: str | None, *, as_agent: bool = False) -> Actor:
         row = s.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
         if row is None or row.revoked_at is not None:
             raise Unauthenticated("this API key is unknown or revoked: ask an admin for a new one")
-        return Actor(
-            project_id=row.project_id,
-            key_id=row.id,
-            name=row.label,
-            roles=frozenset(row.roles.split(",")),
-            is_agent=as_agent or row.kind == "agent",
-        )
+        return _actor(row, as_agent=as_agent)
 
 
 def actor_for_key_id(env: Env, key_id: str) -> Actor:
@@ -193,13 +187,17 @@ def actor_for_key_id(env: Env, key_id: str) -> Actor:
         row = s.get(ApiKey, key_id)
         if row is None or row.revoked_at is not None:
             raise Unauthenticated("this sign-in's key is unknown or revoked: sign in again")
-        return Actor(
-            project_id=row.project_id,
-            key_id=row.id,
-            name=row.label,
-            roles=frozenset(row.roles.split(",")),
-            is_agent=row.kind == "agent",
-        )
+        return _actor(row)
+
+
+def _actor(row: ApiKey, *, as_agent: bool = False) -> Actor:
+    return Actor(
+        project_id=row.project_id,
+        key_id=row.id,
+        name=row.label,
+        roles=frozenset(row.roles.split(",")),
+        is_agent=as_agent or row.kind == "agent",
+    )
 
 
 def key_labels(env: Env, actor: Actor) -> dict[str, str]:

@@ -1,0 +1,23 @@
+/* Buffer checks both C extensions share. */
+#ifndef VIEWFINDER_BUFFERS_H
+#define VIEWFINDER_BUFFERS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* Get a buffer that is a uint8 image of shape (height, width, 3 or 4) with contiguous rows
+ * (a row stride of any positive size), or set ValueError naming it and return -1. */
+static inline int get_uint8_image(PyObject *obj, Py_buffer *view, const char *name) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_STRIDED_RO | PyBUF_FORMAT) < 0) return -1;
+    if (view->ndim != 3 || view->itemsize != 1 || (view->shape[2] != 3 && view->shape[2] != 4) ||
+        view->strides[2] != 1 || view->strides[1] != view->shape[2] || view->strides[0] < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s must be a uint8 array of shape (height, width, 3 or 4) with contiguous rows",
+                     name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+#endif
