@@ -311,7 +311,7 @@ def image_size(result: types.CallToolResult) -> tuple[int, int]:
     return size
 
 
-def test_get_build_on_500_changed_stories_stays_under_16_kb(env: Env, keys: Keys) -> None:
+def test_get_build_on_a_500_story_build_stays_under_16_kb(env: Env, keys: Keys) -> None:
     if env.settings.database_url:
         # An answer's size does not depend on the database, and computing 500 comparisons
         # takes the jobs about 14 s on PostgreSQL.
@@ -336,5 +336,30 @@ def test_get_build_on_500_changed_stories_stays_under_16_kb(env: Env, keys: Keys
                 )
             )
             assert more["items"][0]["name"] == names[25] and len(more["items"]) == 100
+
+            # 470 changed and 30 failed: both lists share the 25, and both cursors go on.
+            broken = bytearray(shot(box=(0, 0, 30, 30)))
+            broken[60:70] = b"\xff" * 10  # inside the image data
+            stories = dict.fromkeys(names[:470], changed) | dict.fromkeys(
+                names[470:], bytes(broken)
+            )
+            make_build(env, keys.ci, "cccc3333", stories)
+            result = await agent.call_tool("get_build", {"commitSha": "cccc3333"})
+            build = data(result)
+            assert (build["counts"]["changed"], build["counts"]["failed"]) == (470, 30)
+            assert (len(build["changed"]), len(build["failed"])) == (20, 5)
+            assert size(result) <= 16 * 1024, size(result)
+            print(f"get_build on 470 changed and 30 failed stories: {size(result)} bytes")
+            rest = data(
+                await agent.call_tool(
+                    "list_build_stories",
+                    {
+                        "commitSha": "cccc3333",
+                        "status": "failed",
+                        "cursor": build["failedNextCursor"],
+                    },
+                )
+            )
+            assert [s["name"] for s in rest["items"]] == names[475:]
 
     anyio.run(measure)

@@ -256,8 +256,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "get_build",
         f"Triage one build. {SELECT} Returns counts, the comment tally and the first 25 changed "
-        "and failed stories (each with its diffResultId, diffPercent and status); page the rest "
-        "with list_build_stories and changedNextCursor / failedNextCursor.",
+        "and failed stories, likely regressions first (each with its diffResultId, diffPercent, "
+        "status and aiVerdict; when both lists are long they share the 25); page the rest with "
+        "list_build_stories and changedNextCursor / failedNextCursor.",
         Selector,
         BuildTriage,
         _speak(get_build),

@@ -120,20 +120,37 @@ def list_builds(call: Call, args: ListBuilds) -> BuildList:
             )
 
 
+# Stories one get_build answer holds in all: 25 keep the answer (JSON text and structured
+# content both) under 16 KB whatever the build's size.
+TRIAGE_ITEMS = 25
+FAILED_SHARE = 5  # of those, kept for failed stories when both lists are full
+
+
 def get_build(call: Call, sel: Selector) -> BuildTriage:
     d = detail(call, sel)
     comments = threads.list_build_comments(call.env, call.actor, d.id)
+    changed, failed = d.changed, d.failed
+    if len(changed.items) + len(failed.items) > TRIAGE_ITEMS:
+        # Both lists are long: the first pages shrink to share the budget, and their cursors
+        # continue from where each stops.
+        keep_failed = min(len(failed.items), max(TRIAGE_ITEMS - len(changed.items), FAILED_SHARE))
+        changed = _first(call, d.id, "changed", TRIAGE_ITEMS - keep_failed)
+        failed = _first(call, d.id, "failed", keep_failed)
     return BuildTriage.model_validate(
         {
             **BuildItem.fields_of(d),
             "url": d.url,
             "comments": CommentTally.of(comments),
-            "changed": story_items(d.changed.items),
-            "changedNextCursor": d.changed.next_cursor,
-            "failed": story_items(d.failed.items),
-            "failedNextCursor": d.failed.next_cursor,
+            "changed": story_items(changed.items),
+            "changedNextCursor": changed.next_cursor,
+            "failed": story_items(failed.items),
+            "failedNextCursor": failed.next_cursor,
         }
     )
+
+
+def _first(call: Call, build_id: str, state: str, size: int) -> StoryList:
+    return builds.list_build_stories(call.env, call.actor, build_id, state=state, limit=size)
 
 
 class ListStories(Selector):
