@@ -43,6 +43,7 @@ def story_rows(stories: Sequence[Mapping[str, Any]]) -> list[list[object]]:
             s["variant"],
             s["diff_id"],
             percent(s["diff_ratio"]),
+            (s.get("verdict") or "").replace("_", " ") or None,
             s["decision"],
             s["open_threads"],
         ]
@@ -50,7 +51,7 @@ def story_rows(stories: Sequence[Mapping[str, Any]]) -> list[list[object]]:
     ]
 
 
-STORY_HEADERS = ("NAME", "VARIANT", "DIFF", "RATIO", "DECISION", "OPEN THREADS")
+STORY_HEADERS = ("NAME", "VARIANT", "DIFF", "RATIO", "VERDICT", "DECISION", "OPEN THREADS")
 
 
 def build_title(build: Mapping[str, Any]) -> str:
