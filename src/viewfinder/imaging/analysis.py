@@ -449,8 +449,11 @@ def same_shapes(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) ->
 
 
 def vanished(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int]) -> bool:
-    """The base had content here and the candidate shows only flat background."""
+    """The base had content here and the candidate shows only flat background. Slivers less
+    than 3 px across say nothing: glyphs re-rasterised a pixel off leave those behind."""
     x, y, w, h = box
+    if min(w, h) < 3:
+        return False
     after = b[y : y + h, x : x + w, :3].astype(np.float32)
     if after.std(axis=(0, 1)).max() >= 3:
         return False
