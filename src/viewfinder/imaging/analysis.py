@@ -8,9 +8,16 @@ Each changed region is examined on its own, in this order:
   rotations, smoothing). The surroundings pin the motion to zero when only the region changed,
   so a real local change is never explained away as motion.
 - move: a translation (dx, dy) under which the candidate equals the base exactly on the
-  region's changed pixels, found from row and column signatures or phase correlation.
+  region's changed pixels, found from row and column signatures or phase correlation (moves
+  found in earlier regions first). Moved content landing on content that stayed: an overlap.
 - color: the shapes (edges) are where they were, only colours differ.
-- content: anything else; content that vanished into background is a regression signal.
+- parts: a region that is none of these is split where unchanged rows or columns part it,
+  and its parts examined the same way.
+- content: anything else; content that vanished into background, or a detailed picture that
+  turned plain (a broken image), is a regression signal.
+
+The whole pair then gets its kind, verdict and words: content inserted above what moved down
+pushed it; vanished pieces along one line are content cut off.
 """
 
 from __future__ import annotations
