@@ -103,7 +103,8 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 # A product card pinned to the bottom right of every page (over whatever is there, the same in
 # base and candidate): a photo drawn on a canvas and a two-line caption. Variants break it the
-# ways pages break: a broken image, text clipped by its box, elements overlapping.
+# ways pages break: a broken image, text clipped by its box, elements overlapping, text
+# overflowing its box.
 PANEL = """
 const panel = document.createElement('div');
 panel.style.cssText = 'position:absolute;right:24px;bottom:24px;width:280px;height:170px;'
@@ -145,6 +146,11 @@ PANEL_VARIANTS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "overlap": (
         "canvas.toDataURL()",
         "position:relative;top:-44px",
+        {"kind": "content", "verdict": "likely_regression"},
+    ),
+    "overflow": (
+        "canvas.toDataURL()",
+        "white-space:nowrap;overflow:visible",
         {"kind": "content", "verdict": "likely_regression"},
     ),
 }

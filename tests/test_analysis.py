@@ -67,6 +67,7 @@ def test_vanished_content_broken_images_clipped_text_and_overlaps_are_likely_reg
         "broken_image",
         "clipped_text",
         "overlap",
+        "overflow",
     }
     for pair, analysis in labelled:
         assert analysis.verdict == pair["verdict"], (pair["name"], analysis.reasoning)
