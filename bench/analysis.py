@@ -198,7 +198,7 @@ def cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def report(q: dict[str, Any], c: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def report(q: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     lines = [
         f"corpus: {q['pairs']} labelled pairs ({q['noise_pairs']} noise, {q['real_pairs']} real "
         "changes), compared with ignore_noise on",
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     record = {"quality": q, "cost": c, "timings": rows, "line": line}
     path = RESULTS / "analysis.json"
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    print(report(q, c, rows))
+    print(report(q, rows))
     print()
     print(f"all figures: {path.relative_to(REPO)}")
     print(line)

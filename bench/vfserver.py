@@ -4,13 +4,7 @@ directory, on SQLite, with the keys it prints on its first start."""
 from __future__ import annotations
 
 import contextlib
-import os
-import re
-import signal
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,23 +12,10 @@ from typing import Any
 
 import httpx
 
-VIEWFINDER = str(Path(sys.executable).with_name("viewfinder"))
-START_TIMEOUT = 60.0
-STOP_TIMEOUT = 15.0
-KEY_LINE = re.compile(r"^\s+(admin|ci|agent)\s+(vf_proj_\S+)", re.M)
+# One way to start, wait for and stop a server, shared with the tests.
+from tests.server import KEY_LINE, VIEWFINDER, clean_environ, free_port, stop, wait_healthy
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def clean_environ() -> dict[str, str]:
-    # A VIEWFINDER_DATABASE_URL or KEY from the caller's shell would point the benchmark at
-    # another database or server.
-    return {k: v for k, v in os.environ.items() if not k.startswith("VIEWFINDER_")}
+__all__ = ["VIEWFINDER", "Server", "clean_environ", "running_server"]
 
 
 @dataclass
@@ -66,35 +47,6 @@ class Server:
         return response.json()
 
 
-def _wait_healthy(proc: subprocess.Popen[bytes], server: Server) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    delay = 0.05
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(
-                f"viewfinder serve exited with {proc.returncode}:\n{server.log.read_text()}"
-            )
-        try:
-            if httpx.get(f"{server.url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.5)
-    raise RuntimeError(f"viewfinder serve did not answer in {START_TIMEOUT:g} s")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @contextlib.contextmanager
 def running_server(root: Path, workers: int = 2) -> Iterator[Server]:
     """`viewfinder serve` with its data under ``root``; stopped on the way out, errors too."""
@@ -110,10 +62,10 @@ def running_server(root: Path, workers: int = 2) -> Iterator[Server]:
         )
     server.pid = proc.pid
     try:
-        _wait_healthy(proc, server)
+        wait_healthy(proc, server.url, server.log)
         server.keys = dict(KEY_LINE.findall(server.stdout.read_text()))
         if set(server.keys) != {"admin", "ci", "agent"}:
             raise RuntimeError(f"no first-start keys in:\n{server.stdout.read_text()}")
         yield server
     finally:
-        _stop(proc)
+        stop(proc)

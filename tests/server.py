@@ -34,7 +34,7 @@ VIEWFINDER = str(Path(sys.executable).with_name("viewfinder"))
 PG_ADMIN = os.environ.get("VIEWFINDER_TEST_PG", "postgresql://postgres@127.0.0.1/test")
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
-_KEY_LINE = re.compile(r"^\s+(admin|ci|agent)\s+(vf_proj_\S+)", re.M)
+KEY_LINE = re.compile(r"^\s+(admin|ci|agent)\s+(vf_proj_\S+)", re.M)
 
 
 # Under `pytest -n`, tests are spread over workers one by one, so a module-scoped server is
@@ -109,7 +109,8 @@ def _database(backend: str) -> Iterator[str | None]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+def wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """Until the server at ``url`` answers /healthz; its exit or a timeout raises with ``log``."""
     deadline = time.monotonic() + START_TIMEOUT
     delay = 0.05
     while time.monotonic() < deadline:
@@ -127,7 +128,8 @@ def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
     raise RuntimeError(f"viewfinder serve did not answer in {START_TIMEOUT} s:\n{log.read_text()}")
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL when that is not enough in STOP_TIMEOUT seconds."""
     if proc.poll() is not None:
         return
     proc.send_signal(signal.SIGTERM)
@@ -154,11 +156,11 @@ def launch(server: Server, root: Path, tag: str = "serve") -> subprocess.Popen[b
             env=server.environ(),
         )
     try:
-        _wait_healthy(proc, server.url, err)
+        wait_healthy(proc, server.url, err)
     except BaseException:
-        _stop(proc)
+        stop(proc)
         raise
-    keys = dict(_KEY_LINE.findall(out.read_text()))
+    keys = dict(KEY_LINE.findall(out.read_text()))
     if keys:
         server.keys = keys
     return proc
@@ -174,4 +176,4 @@ def running_server(backend: str, root: Path) -> Iterator[Server]:
             assert set(server.keys) == {"admin", "ci", "agent"}
             yield server
         finally:
-            _stop(proc)
+            stop(proc)

@@ -113,8 +113,8 @@ def diff(
 def _print_text(result: Comparison, out: Path | None) -> None:
     share = f"{result.diff_ratio:.4%}"
     verdict = "changed" if result.changed else "unchanged"
-    if not result.changed and result.diff_ratio > result.options.max_diff_ratio:
-        verdict += " (rendering noise only)"  # --ignore-noise made it so
+    if result.noise_ignored:
+        verdict += " (rendering noise only)"
     typer.echo(
         f"{verdict}: {result.changed_pixels:,} of {result.compared_pixels:,} pixels differ "
         f"({share}) on a {result.width}x{result.height} canvas"

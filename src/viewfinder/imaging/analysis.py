@@ -272,15 +272,21 @@ def _phase_peaks(
 @dataclass(frozen=True, slots=True)
 class Explained:
     """How well a translation d explains changed pixels p: ``arrived`` marks those where the
-    candidate shows what the base had at p - d, ``share`` is their share, ``left`` the share
-    where the base's content reappears in the candidate at p + d, and ``content`` whether the
-    matches carry content (flat background alone matches anywhere)."""
+    candidate shows what the base had at p - d, ``left`` those whose base content reappears in
+    the candidate at p + d, and ``content`` says whether the matches carry content (flat
+    background alone matches anywhere)."""
 
-    share: float
     arrived: np.ndarray
-    left: float
+    left: np.ndarray
     content: bool
-    stayed: np.ndarray  # where the base's content reappears at p + d (``left``, per pixel)
+
+    @property
+    def share(self) -> float:
+        return float(self.arrived.mean()) if self.arrived.size else 0.0
+
+    @property
+    def left_share(self) -> float:
+        return float(self.left.mean()) if self.left.size else 0.0
 
 
 def explained_share(
@@ -289,12 +295,12 @@ def explained_share(
     """How well (dx, dy) explains the changed pixels at (ys, xs)."""
     arrived, left = np.empty(ys.size, bool), np.empty(ys.size, bool)
     if ys.size == 0:
-        return Explained(0.0, arrived, 0.0, False, left)
+        return Explained(arrived, left, False)
     n_arrived, same, ref = _analysis.matches(b, a, ys, xs, -dx, -dy, arrived, -1)
     n_left, same_left, _ = _analysis.matches(a, b, ys, xs, dx, dy, left, ref)
     total = n_arrived + n_left
     content = total > 0 and not (same + same_left) / total > 0.9
-    return Explained(n_arrived / ys.size, arrived, n_left / ys.size, content, left)
+    return Explained(arrived, left, content)
 
 
 def _candidates(
@@ -345,7 +351,7 @@ def find_move(
         # Where content arrived decides; where it left breaks ties: in smooth gradients
         # several vectors match where content arrived, only the true one both ways.
         e = explained_share(a, b, ys[::step], xs[::step], *d)
-        return e.share, e.left
+        return e.share, e.left_share
 
     coarse = max(1, ys.size // 256)
     best = next((d for d in known if score(d, coarse)[0] >= MOVE_EXPLAINED), None)
@@ -381,7 +387,7 @@ def find_move(
     py, px = ys[here], xs[here]
     ink_b = np.abs(b[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
     ink_a = np.abs(a[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
-    covered = int((ink_b & ink_a & ~found.stayed[here]).sum()) * step
+    covered = int((ink_b & ink_a & ~found.left[here]).sum()) * step
     return Move(dx, dy, found.share, mask, int(ink_b.sum()) * step, covered)
 
 
@@ -544,18 +550,18 @@ def _examine(
         # within the region's).
         candidates = functools.cache(lambda: _candidates(a, b, box))
     move = find_move(a, b, changed, box, known, candidates) if count >= MOVE_MIN_PIXELS else None
-    over = "overlaps" if overlapping(move) else ""
+    note = "overlaps" if overlapping(move) else ""
     if move is not None and accepted(move, changed):
         dx, dy, explained = move.dx, move.dy, move.mask
         view[explained & changed] = _native.LABEL_MOVED
         rest = changed & ~explained
-        found = [Change(x, y, w, h, "move", int((explained & changed).sum()), dx, dy, note=over)]
+        found = [Change(x, y, w, h, "move", int((explained & changed).sum()), dx, dy, note=note)]
         if move.share < MOVE_EXPLAINED and rest.any():
             # What the move leaves unexplained must be the band of content that pushed it.
             band = _band(rest, dy)
             if band is None:
                 view[explained & changed] = _native.LABEL_CHANGED
-                return [Change(x, y, w, h, "content", count, note=over)]
+                return [Change(x, y, w, h, "content", count, note=note)]
             inserted = np.zeros_like(rest)
             inserted[band] = rest[band]
             ys, xs = np.nonzero(inserted)
@@ -594,10 +600,10 @@ def _examine(
         if any(c.kind != "content" or c.note for c in parts):
             return parts
     if vanished(a, b, box):
-        over = "vanished"
+        note = "vanished"
     elif image_lost(a, b, box):
-        over = "image lost"
-    return [Change(x, y, w, h, "content", count, note=over)]
+        note = "image lost"
+    return [Change(x, y, w, h, "content", count, note=note)]
 
 
 def _parts(changed: np.ndarray) -> list[tuple[int, int, int, int]]:

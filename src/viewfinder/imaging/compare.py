@@ -69,6 +69,11 @@ class Comparison:
     analysis: Analysis = IDENTICAL
     diff_png: bytes | None = field(default=None, repr=False)
 
+    @property
+    def noise_ignored(self) -> bool:
+        """Unchanged only because ``ignore_noise`` dismissed differences past max_diff_ratio."""
+        return not self.changed and self.diff_ratio > self.options.max_diff_ratio
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: every field but the diff image's bytes."""
         return {

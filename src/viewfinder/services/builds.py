@@ -379,9 +379,9 @@ def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecor
                 diff_id=st.comparison_id,
                 diff_ratio=diff.diff_ratio if diff else None,
                 changed_pixels=diff.changed_pixels if diff else None,
-                verdict=diff.verdict if diff else None,
+                verdict=comparisons.verdict(diff) if diff else None,
                 summary=diff.analysis.get("summary") if diff and diff.analysis else None,
-                decision=diff.decision if diff and st.state in ("changed", "failed") else None,
+                decision=diff.decision if diff and st.state in comparisons.REVIEWABLE else None,
                 open_threads=int(threads.get(st.comparison_id or "", 0)),
                 urls=Urls(
                     baseline=url(base_image),

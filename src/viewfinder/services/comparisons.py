@@ -37,6 +37,8 @@ from viewfinder.store.models import (
 )
 
 COMPARE_JOB = "compare"
+# Outcomes (and the story states named after them) a decision can be recorded on.
+REVIEWABLE = ("changed", "failed")
 # A story's place among its build's stories of the same state: likely regressions first.
 RANKS = {"likely_regression": 0, "likely_intended": 1, "noise": 2}
 
@@ -113,6 +115,12 @@ def _finish(row: Comparison, *, changed: bool, identical: bool | None) -> None:
     row.completed_at = utcnow()
 
 
+def verdict(row: Comparison) -> str | None:
+    """The analysis's verdict: noise, likely_intended, likely_regression; None without one."""
+    value = (row.analysis or {}).get("verdict")
+    return str(value) if value else None
+
+
 def outcome(row: Comparison) -> str | None:
     if row.state == "failed":
         return "failed"
@@ -180,7 +188,6 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
         row.compared_pixels = result.compared_pixels
         row.width, row.height = result.width, result.height
         row.analysis = analysis
-        row.verdict = analysis["verdict"]
         row.regions = [
             {
                 "x": r.x,
@@ -243,7 +250,7 @@ def settle_story(s: Session, row: Comparison) -> None:
     if story is None:
         return
     story.state = story_state(row)
-    story.rank = RANKS.get(row.verdict or "", 1)
+    story.rank = RANKS.get(verdict(row) or "", 1)
     build = s.get(Build, story.build_id, with_for_update=True)  # see builds._get_build
     if build is not None and build.status == "comparing":
         pending = s.scalar(

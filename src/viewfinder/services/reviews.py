@@ -22,7 +22,7 @@ def _require_reviewable(row: Comparison) -> None:
     result = comparisons.outcome(row)
     if result is None:
         raise Conflict(f"diff {row.id} is still computing: decide once it is done")
-    if result in ("registered", "unchanged"):
+    if result not in comparisons.REVIEWABLE:
         raise InvalidInput(f"diff {row.id} has no change to review ({result})")
 
 

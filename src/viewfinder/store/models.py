@@ -244,10 +244,9 @@ class Comparison(Base):
     width: Mapped[int | None]
     height: Mapped[int | None]
     regions: Mapped[list[Any]] = mapped_column(default=list)
-    # What the change is (imaging.Analysis.to_dict(), perhaps refined by a vision model), and
-    # its verdict apart for ordering: none when nothing was compared pixel by pixel.
+    # What the change is (imaging.Analysis.to_dict(), perhaps refined by a vision model): none
+    # when nothing was compared pixel by pixel. Its verdict orders stories (Story.rank).
     analysis: Mapped[dict[str, Any] | None]
-    verdict: Mapped[str | None] = mapped_column(String(20))
     diff_sha256: Mapped[str | None] = mapped_column(String(64))
     failure_reason: Mapped[str | None] = mapped_column(Text)
     requested_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -123,8 +123,8 @@ class StoryView:
         """The story has a finished change a decision can be recorded on."""
         return (
             self.diff is not None
-            and self.story.state in ("changed", "failed")
-            and self.diff.outcome in ("changed", "failed")
+            and self.story.state in comparisons.REVIEWABLE
+            and self.diff.outcome in comparisons.REVIEWABLE
         )
 
 

@@ -1,4 +1,4 @@
-"""change analysis: each comparison's analysis and verdict, stories ranked by it, and the
+"""change analysis: each comparison's analysis, stories ranked by its verdict, and the
 project setting that lets rendering noise count as unchanged
 
 Revision ID: 0002
@@ -24,7 +24,6 @@ def upgrade() -> None:
         )
     with op.batch_alter_table("comparisons") as batch:
         batch.add_column(sa.Column("analysis", sa.JSON(), nullable=True))
-        batch.add_column(sa.Column("verdict", sa.String(length=20), nullable=True))
     with op.batch_alter_table("stories") as batch:
         batch.add_column(
             sa.Column("rank", sa.Integer(), nullable=False, server_default=sa.text("1"))
@@ -39,7 +38,6 @@ def downgrade() -> None:
         batch.create_index("ix_stories_build_state", ["build_id", "state"])
         batch.drop_column("rank")
     with op.batch_alter_table("comparisons") as batch:
-        batch.drop_column("verdict")
         batch.drop_column("analysis")
     with op.batch_alter_table("projects") as batch:
         batch.drop_column("ignore_noise")
