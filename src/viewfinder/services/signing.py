@@ -42,7 +42,8 @@ class Signer:
         try:
             encoded, mac = token.split(".", 1)
             payload = _unb64(encoded)
-            valid = hmac.compare_digest(mac, self._mac(purpose, payload))
+            # Bytes, not str: compare_digest refuses non-ASCII text, and a token is user input.
+            valid = hmac.compare_digest(mac.encode(), self._mac(purpose, payload).encode())
             body = json.loads(payload) if valid else None
         except (ValueError, UnicodeDecodeError):
             body = None
