@@ -51,7 +51,7 @@ COMMANDS = [
 _RENDER = """
 import contextlib, io, json, sys
 from typer.main import get_command
-from viewfinder.cli import app
+from viewfinder.main import app
 
 command = get_command(app)
 texts = []

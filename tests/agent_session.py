@@ -17,7 +17,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import drain
-from viewfinder.api.app import create_app
+from viewfinder.app import create_app
 from viewfinder.services.env import Env
 
 BASE = "http://127.0.0.1:8000"

@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from viewfinder.api.app import create_app
+from viewfinder.app import create_app
 from viewfinder.services.env import Env
 
 BASE = "http://127.0.0.1:8000"

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from tests.conftest import Keys, drain
-from viewfinder.api.app import create_app
+from viewfinder.app import create_app
 from viewfinder.errors import Forbidden, InvalidInput
 from viewfinder.imaging import png
-from viewfinder.services import builds, comparisons, projects
+from viewfinder.services import builds, diffs, projects
 from viewfinder.services.env import Actor, Env
 
 
@@ -74,7 +74,7 @@ def test_a_diff_carries_its_analysis_and_a_story_its_verdict(env: Env, keys: Key
     second = build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
     story = builds.list_build_stories(env, keys.agent, second, state="changed").items[0]
     assert story.verdict == "likely_intended" and story.summary
-    diff = comparisons.get_diff(env, keys.agent, story.diff_id or "")
+    diff = diffs.get_diff(env, keys.agent, story.diff_id or "")
     assert diff.analysis is not None
     assert (diff.analysis.kind, diff.analysis.source) == ("color", "offline")
     assert diff.analysis.changes and diff.analysis.changes[0].kind == "color"
@@ -101,7 +101,7 @@ def test_noise_is_unchanged_unless_the_project_says_otherwise(env: Env, keys: Ke
     build(env, keys.ci, "a" * 40, {"home": base})
     noisy = build(env, keys.ci, "b" * 40, {"home": subpixel(base)})
     story = builds.list_build_stories(env, keys.agent, noisy, state="unchanged").items[0]
-    diff = comparisons.get_diff(env, keys.agent, story.diff_id or "")
+    diff = diffs.get_diff(env, keys.agent, story.diff_id or "")
     assert diff.changed is False and diff.changed_pixels and diff.analysis
     assert diff.analysis.noise and diff.analysis.verdict == "noise"
 
@@ -196,7 +196,7 @@ def test_a_vision_model_refines_an_unsure_verdict(
     build(env, keys.ci, "a" * 40, {"home": base})
     second = build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
     story = builds.list_build_stories(env, keys.agent, second, state="changed").items[0]
-    diff = comparisons.get_diff(env, keys.agent, story.diff_id or "")
+    diff = diffs.get_diff(env, keys.agent, story.diff_id or "")
     assert diff.analysis is not None
     assert (diff.analysis.source, diff.analysis.verdict) == ("vision", "likely_regression")
     assert "The button is cut." in diff.analysis.reasoning
@@ -234,7 +234,7 @@ def test_a_model_without_a_usable_answer_leaves_the_offline_analysis(
         build(env, keys.ci, "a" * 40, {"home": base})
         second = build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
         story = builds.list_build_stories(env, keys.agent, second, state="changed").items[0]
-        diff = comparisons.get_diff(env, keys.agent, story.diff_id or "")
+        diff = diffs.get_diff(env, keys.agent, story.diff_id or "")
         assert diff.analysis is not None and len(model.requests) == 1
         assert (diff.analysis.source, diff.analysis.verdict) == ("offline", "likely_intended")
     finally:

@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import Keys, shot
-from viewfinder.api.app import create_app
+from viewfinder.app import create_app
 from viewfinder.services.env import Env
 
 

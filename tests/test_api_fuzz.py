@@ -8,7 +8,7 @@ from typing import Any
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from viewfinder.api.app import create_app
+from viewfinder.app import create_app
 from viewfinder.services import projects
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import drain, shot
 from tests.server import free_port
 from viewfinder.errors import NotFound
-from viewfinder.services import comparisons, projects, pushes, renders
+from viewfinder.services import diffs, projects, pushes, renders
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
 from viewfinder.store.blobs import S3BlobStore
@@ -90,7 +90,7 @@ def test_screenshots_and_diffs_live_in_the_bucket(s3_env: Env) -> None:
     )
     drain(s3_env)
     assert result.diff is not None
-    diff = comparisons.get_diff(s3_env, ci, result.diff.id)
+    diff = diffs.get_diff(s3_env, ci, result.diff.id)
     assert diff.outcome == "changed"
     (image,) = renders.render_diff(s3_env, ci, diff.id, "diff")
     assert image.png.startswith(b"\x89PNG")

@@ -123,9 +123,9 @@ def test_a_corrupt_png_fails_its_story_with_the_reason(env: Env, keys: Keys) -> 
     build_id = upload(env, keys, "bbb2", {"home": bytes(data)})
     detail = builds.get_build(env, keys.ci, build_id=build_id)
     assert (detail.verdict, detail.counts.failed) == ("failed", 1)
-    from viewfinder.services import comparisons
+    from viewfinder.services import diffs
 
-    diff = comparisons.get_diff(env, keys.ci, detail.failed.items[0].diff_id or "")
+    diff = diffs.get_diff(env, keys.ci, detail.failed.items[0].diff_id or "")
     assert diff.state == "failed" and "corrupt" in (diff.failure_reason or "")
 
 

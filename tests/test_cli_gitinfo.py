@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from viewfinder.cli.gitinfo import github_repo, resolve_repo
+from viewfinder.plumbing.gitinfo import github_repo, resolve_repo
 
 
 @pytest.mark.parametrize(

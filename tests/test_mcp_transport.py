@@ -38,7 +38,7 @@ from tests.mcp_clients import (
 )
 from tests.server import VIEWFINDER, clean_environ, running_server
 from viewfinder import __version__
-from viewfinder.api.app import create_app
+from viewfinder.app import create_app
 from viewfinder.imaging import png
 from viewfinder.mcp import default
 from viewfinder.mcp.http import path_of

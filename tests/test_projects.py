@@ -12,7 +12,7 @@ from viewfinder.errors import Forbidden, InvalidInput, NotFound, QuotaExceeded, 
 from viewfinder.services import (
     baselines,
     builds,
-    comparisons,
+    diffs,
     images,
     projects,
     pushes,
@@ -43,7 +43,7 @@ def test_another_projects_objects_read_as_not_found(env: Env, keys: Keys, other:
     calls = [
         lambda: builds.get_build(env, other.agent, build_id=build.id),
         lambda: builds.add_story(env, other.ci, build.id, name="x", variant=None, data=shot()),
-        lambda: comparisons.get_diff(env, other.agent, result.diff.id),  # type: ignore[union-attr]
+        lambda: diffs.get_diff(env, other.agent, result.diff.id),  # type: ignore[union-attr]
         lambda: images.get_image(env, other.agent, result.image_id),
         lambda: images.expire_image(env, other.admin, result.image_id),
         lambda: threads.reply(env, other.agent, comment.id, "sneaky"),

@@ -11,7 +11,7 @@ from sqlalchemy import update
 
 from tests.conftest import Keys, drain, shot
 from viewfinder.errors import Forbidden, InvalidImage, InvalidInput, InvalidMask, NotFound
-from viewfinder.services import comparisons, contexts, images, prs, pushes
+from viewfinder.services import contexts, diffs, images, prs, pushes
 from viewfinder.services.env import Env
 from viewfinder.store.models import Image as ImageRow
 from viewfinder.store.models import utcnow
@@ -58,7 +58,7 @@ def test_compare_registers_a_baseline_then_reports_a_change(env: Env, keys: Keys
     )
     assert second.diff is not None and second.diff.state == "requested"
     drain(env)
-    diff = comparisons.latest_for_image(env, keys.ci, second.image_id)
+    diff = diffs.latest_for_image(env, keys.ci, second.image_id)
     assert diff is not None and diff.outcome == "changed"
     assert diff.diff_ratio == pytest.approx(64 / 3072) and diff.urls.diff
 
@@ -79,7 +79,7 @@ def test_masks_and_a_max_ratio_need_the_approve_role(env: Env, keys: Keys) -> No
         wait_seconds=0,
     )
     drain(env)
-    diff = comparisons.latest_for_image(env, keys.ci, masked.image_id)
+    diff = diffs.latest_for_image(env, keys.ci, masked.image_id)
     assert diff is not None and diff.outcome == "unchanged" and diff.compared_pixels == 3072 - 16
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import Keys, drain, shot
 from viewfinder.errors import Conflict, Forbidden, InvalidInput
-from viewfinder.services import baselines, builds, comparisons, contexts, pushes, reviews, threads
+from viewfinder.services import baselines, builds, contexts, diffs, pushes, reviews, threads
 from viewfinder.services.env import Env
 
 BOX = (2, 2, 20, 20)
@@ -113,7 +113,7 @@ def test_approving_after_the_baseline_changed_is_a_conflict(
     diff, _ = two_builds
     third = build(env, keys, "ccc3", {"home": shot(box=(5, 5, 9, 9))})
     reviews.approve_diff(env, keys.admin, changed_diff(env, keys, third, "home"))
-    assert comparisons.get_diff(env, keys.agent, diff).stale
+    assert diffs.get_diff(env, keys.agent, diff).stale
     with pytest.raises(Conflict, match="baseline changed after .* push .* again"):
         reviews.approve_diff(env, keys.admin, diff)
 
@@ -143,18 +143,14 @@ PR = {"pr_number": 5, "repo": "acme/web"}
 def test_a_pr_approval_changes_only_the_prs_baseline_until_merged(env: Env, keys: Keys) -> None:
     push(env, keys, shot(), context_key="main")  # manual context: registers a shared baseline
     diff = push(env, keys, shot(box=BOX), **PR)
-    assert comparisons.get_diff(env, keys.agent, diff).baseline_scope == "shared"
+    assert diffs.get_diff(env, keys.agent, diff).baseline_scope == "shared"
     approved = reviews.approve_diff(env, keys.admin, diff)
     assert approved.baseline.scope == "context" and "merged" in approved.message
     shared = [b for b in baselines.list_baselines(env, keys.agent).items if b.scope == "shared"]
     assert shared[0].source == "registered"
     # The PR compares with its own baseline now; elsewhere the shared one still rules.
-    assert (
-        comparisons.get_diff(env, keys.agent, push(env, keys, shot(box=BOX), **PR)).changed is False
-    )
-    assert comparisons.get_diff(
-        env, keys.agent, push(env, keys, shot(box=BOX), context_key="x")
-    ).changed
+    assert diffs.get_diff(env, keys.agent, push(env, keys, shot(box=BOX), **PR)).changed is False
+    assert diffs.get_diff(env, keys.agent, push(env, keys, shot(box=BOX), context_key="x")).changed
 
     closed = contexts.close_context(env, keys.ci, reason="merged", **PR)
     assert (closed.baselines_promoted, closed.already_closed) == (1, False)
@@ -187,8 +183,6 @@ def test_deleting_a_baseline_lets_the_next_compare_register_a_new_one(env: Env, 
         baselines.delete_baseline(env, keys.agent, base.id)
     assert baselines.delete_baseline(env, keys.admin, base.id).end_reason == "deleted"
     assert (
-        comparisons.get_diff(
-            env, keys.agent, push(env, keys, shot(box=BOX), context_key="main")
-        ).outcome
+        diffs.get_diff(env, keys.agent, push(env, keys, shot(box=BOX), context_key="main")).outcome
         == "registered"
     )

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import Keys, drain, shot
-from viewfinder.api.app import create_app
+from viewfinder.app import create_app
 from viewfinder.services import builds, projects, threads
 from viewfinder.services.env import Env
 from viewfinder.web.sessions import SESSION_COOKIE

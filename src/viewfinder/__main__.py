@@ -1,3 +1,3 @@
-from viewfinder.cli import main
+from viewfinder.main import main
 
 main()

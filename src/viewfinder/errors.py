@@ -1,36 +1,44 @@
 """Viewfinder's one error hierarchy.
 
-Every adapter translates these once: the REST API to a status and one JSON error shape, MCP to
+Every adapter translates these once: the REST API to ``status`` and one JSON error shape, MCP to
 a tool error whose text starts with ``[code]``, the CLI to a message on stderr and an exit code.
+An error carries the ids of what failed as ``details`` (``NotFound(..., build_id="bld_...")``),
+which the REST error shape returns beside the message.
 
-    ViewfinderError                 code            meaning
-    ├── InvalidInput                invalid_input   the request cannot be carried out as given
-    │   ├── InvalidImage            invalid_image   not a PNG we can read, truncated, corrupt
-    │   │   └── ImageTooLarge       image_too_large over a byte or pixel limit
-    │   └── InvalidMask             invalid_mask    a mask rectangle out of range
-    ├── Unauthenticated             unauthenticated no key, or an unknown or revoked one
-    ├── NotFound                    not_found       no such object in the caller's project
-    ├── Forbidden                   forbidden       the key lacks the role
-    ├── Conflict                    conflict        the state changed; retry after a fresh read
-    ├── QuotaExceeded               insufficient_quota
-    └── Unavailable                 unavailable     a dependency is down; retry later
+    ViewfinderError                 code               status  meaning
+    ├── InvalidInput                invalid_input      400     the request cannot be carried out
+    │   ├── InvalidImage            invalid_image      400     not an image we can read, corrupt
+    │   │   └── ImageTooLarge       image_too_large    413     over a byte or pixel limit
+    │   └── InvalidMask             invalid_mask       400     a mask rectangle out of range
+    ├── Unauthenticated             unauthenticated    401     no key, or an unknown or revoked one
+    ├── Forbidden                   forbidden          403     the caller lacks the role
+    ├── NotFound                    not_found          404     nothing of that id in the project
+    ├── Conflict                    conflict           409     the state changed, or forbids it now
+    ├── QuotaExceeded               insufficient_quota 402     the project's storage is used up
+    └── Unavailable                 unavailable        503     a dependency is down; retry later
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ViewfinderError(Exception):
-    """Base of every error Viewfinder raises on purpose. ``message`` says what to do next."""
+    """Base of every error Viewfinder raises on purpose. ``message`` says what to do next;
+    ``details`` names what failed (ids, limits), for scripts."""
 
     code = "error"
+    status = 500
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
         self.message = message
+        self.details: dict[str, Any] = details
 
 
 class InvalidInput(ViewfinderError):
     code = "invalid_input"
+    status = 400
 
 
 class InvalidImage(InvalidInput):
@@ -39,6 +47,7 @@ class InvalidImage(InvalidInput):
 
 class ImageTooLarge(InvalidImage):
     code = "image_too_large"
+    status = 413
 
 
 class InvalidMask(InvalidInput):
@@ -47,23 +56,30 @@ class InvalidMask(InvalidInput):
 
 class Unauthenticated(ViewfinderError):
     code = "unauthenticated"
-
-
-class NotFound(ViewfinderError):
-    code = "not_found"
+    status = 401
 
 
 class Forbidden(ViewfinderError):
     code = "forbidden"
+    status = 403
+
+
+class NotFound(ViewfinderError):
+    code = "not_found"
+    status = 404
 
 
 class Conflict(ViewfinderError):
     code = "conflict"
+    status = 409
 
 
 class QuotaExceeded(ViewfinderError):
+    # 402, not 507: clients and proxies retry a 5xx, and waiting does not free storage.
     code = "insufficient_quota"
+    status = 402
 
 
 class Unavailable(ViewfinderError):
     code = "unavailable"
+    status = 503

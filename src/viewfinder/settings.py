@@ -61,7 +61,10 @@ class Settings(BaseSettings):
         3600, ge=1, description="Lifetime of signed image URLs, in seconds."
     )
     job_lease_seconds: int = Field(
-        120, ge=5, description="After this long a running job whose worker vanished is retried."
+        15,
+        ge=1,
+        description="A running job's lease: its worker renews it every third of this while "
+        "the job runs, so a job whose worker died is taken by another within this time.",
     )
     vision_url: str | None = Field(
         None,

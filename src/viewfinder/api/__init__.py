@@ -1,1 +1,17 @@
-"""The REST API and the ASGI app that also serves (later) MCP and the dashboard."""
+"""The REST API under /api/v1: routes that parse a request, call one service and return its
+record, with one JSON error shape for every failure."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+
+def install(app: FastAPI) -> None:
+    """Add the API's routes and its error handlers to the app."""
+    from viewfinder.api import errors
+    from viewfinder.api.routes import builds, delivery, diffs, project
+
+    errors.install(app)
+    for router in (project.router, builds.router, diffs.router, delivery.router):
+        app.include_router(router, prefix="/api/v1")
+    app.include_router(project.public)

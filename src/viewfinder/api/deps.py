@@ -1,22 +1,18 @@
-"""Request plumbing shared by the routes: the Env, the caller's Actor, bounded request bodies,
-and running blocking service calls off the event loop."""
+"""Request plumbing shared by the routes: the Env, the caller's Actor and bounded request
+bodies."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
-import anyio.to_thread
 from fastapi import Depends, HTTPException, Request
 from starlette.datastructures import FormData
 from starlette.formparsers import MultiPartException
 
 from viewfinder.errors import ImageTooLarge, InvalidInput
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import projects
 from viewfinder.services.env import Actor, Env
-
-T = TypeVar("T")
 
 
 def get_env(request: Request) -> Env:
@@ -34,11 +30,6 @@ def bearer(request: Request) -> str | None:
 
 async def get_actor(request: Request, env: Annotated[Env, Depends(get_env)]) -> Actor:
     return await call(projects.authenticate, env, bearer(request))
-
-
-async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a (blocking) service function in the thread pool."""
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
 
 async def read_body(request: Request, limit: int) -> bytes:

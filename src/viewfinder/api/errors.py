@@ -12,17 +12,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from viewfinder import errors
 
-STATUS = {
-    errors.Unauthenticated: 401,
-    errors.Forbidden: 403,
-    errors.NotFound: 404,
-    errors.Conflict: 409,
-    errors.ImageTooLarge: 413,
-    errors.QuotaExceeded: 507,
-    errors.InvalidInput: 400,
-    errors.Unavailable: 503,
-}
-
 
 class ErrorBody(BaseModel):
     code: str
@@ -34,13 +23,6 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
-def status_of(exc: errors.ViewfinderError) -> int:
-    for cls in type(exc).__mro__:
-        if cls in STATUS:
-            return STATUS[cls]
-    return 500
-
-
 def error_response(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
     body = ErrorResponse(error=ErrorBody(code=code, message=message, details=details))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
@@ -50,7 +32,7 @@ def error_response(status: int, code: str, message: str, details: Any = None) ->
 def install(app: FastAPI) -> None:
     @app.exception_handler(errors.ViewfinderError)
     async def _domain(_: Request, exc: errors.ViewfinderError) -> JSONResponse:
-        return error_response(status_of(exc), exc.code, exc.message)
+        return error_response(exc.status, exc.code, exc.message, exc.details or None)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -15,7 +15,6 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 # Long enough for a push with --compare, which the server holds open for up to 30 s.
 READ_TIMEOUT = 90.0
 CONNECT_TIMEOUT = 5.0
-# 507 (storage quota) is a 5xx too, but waiting does not fix it.
 RETRYABLE_STATUS = frozenset({500, 502, 503, 504})
 
 UrlOption = Annotated[

@@ -14,8 +14,7 @@ from viewfinder.cli.client import (
     UrlOption,
     segment,
 )
-from viewfinder.cli.gitinfo import repo_for_pr
-from viewfinder.cli.output import fail, print_json
+from viewfinder.cli.output import fail, print_json, repo_for_pr
 from viewfinder.cli.push import (
     ContextOption,
     ContextTypeOption,

@@ -9,9 +9,9 @@ from typing import Annotated, Literal
 import typer
 
 from viewfinder.cli.client import DEFAULT_URL, Client, JsonOption, KeyOption, UrlOption
+from viewfinder.cli.local import DataDirOption, database_name, settings_for
 from viewfinder.cli.output import fail, fail_on, print_json
 from viewfinder.cli.render import table
-from viewfinder.cli.serve import DataDirOption, database_name, settings_for
 from viewfinder.errors import ViewfinderError
 
 app = typer.Typer(help="Make and list API keys.", no_args_is_help=True)

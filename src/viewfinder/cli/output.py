@@ -27,3 +27,16 @@ def fail_on(exc: ViewfinderError) -> NoReturn:
 
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2) + "\n")
+
+
+def repo_for_pr(given: str | None) -> str:
+    """The repository a --pr belongs to, or exit 2 asking for --repo."""
+    from viewfinder.plumbing.gitinfo import resolve_repo
+
+    repo = resolve_repo(given)
+    if repo is None:
+        fail(
+            "--pr needs the repository: pass --repo owner/name (or set VIEWFINDER_REPO); it "
+            "could not be read from GITHUB_REPOSITORY or a GitHub `origin` remote"
+        )
+    return repo

@@ -16,9 +16,9 @@ from viewfinder.cli.client import (
     segment,
 )
 from viewfinder.cli.diffs import describe
-from viewfinder.cli.gitinfo import head_commit, repo_for_pr
-from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, print_json
+from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, print_json, repo_for_pr
 from viewfinder.fsutil import write_atomic
+from viewfinder.plumbing.gitinfo import head_commit
 
 ImageArgument = Annotated[str, typer.Argument(metavar="IMAGE", help="The image id (img_...).")]
 PrOption = Annotated[

@@ -19,8 +19,7 @@ from viewfinder.cli.client import (
     UrlOption,
     segment,
 )
-from viewfinder.cli.gitinfo import repo_for_pr
-from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, print_json
+from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, print_json, repo_for_pr
 from viewfinder.cli.render import counts_line, progress
 
 ATTEMPTS = 4

@@ -1,19 +1,35 @@
-"""The job queue: rows in the jobs table. A job names one subject id; workers claim it with a
-lease, and a job whose lease ran out (its worker died) is claimed again. Retries back off."""
+"""The job queue: rows in the jobs table. A job names one subject id; a worker claims it with a
+lease and renews the lease while it runs, so a job whose lease ran out belongs to a worker that
+died and is claimed again. Retries back off; a final error or the last attempt fails the job.
+
+This module sits below services: it knows the database and the settings, nothing else."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from viewfinder.services.env import Env
+from viewfinder.settings import Settings
+from viewfinder.store.db import Database
 from viewfinder.store.models import Job, utcnow
 
 
+class Runtime(Protocol):
+    """What the queue and the workers need of their caller (services' Env is one)."""
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+
 def enqueue(s: Session, kind: str, subject_id: str) -> None:
+    """Queue a job in the caller's transaction: it exists exactly when the caller's writes do."""
     s.add(Job(kind=kind, subject_id=subject_id))
 
 
@@ -25,11 +41,11 @@ class Claimed:
     attempts: int
 
 
-def claim(env: Env, worker: str) -> Claimed | None:
-    """Take the oldest runnable job: pending, or running with an expired lease."""
+def claim(rt: Runtime, worker: str) -> Claimed | None:
+    """Take the oldest runnable job: pending and due, or running with an expired lease."""
     now = utcnow()
-    lease = now + timedelta(seconds=env.settings.job_lease_seconds)
-    with env.db.write() as s:
+    lease = now + timedelta(seconds=rt.settings.job_lease_seconds)
+    with rt.db.write() as s:
         query = (
             select(Job)
             .where(
@@ -41,7 +57,7 @@ def claim(env: Env, worker: str) -> Claimed | None:
             .order_by(Job.id)
             .limit(1)
         )
-        if not env.db.is_sqlite:
+        if not rt.db.is_sqlite:
             query = query.with_for_update(skip_locked=True)
         job = s.scalar(query)
         if job is None:
@@ -53,6 +69,19 @@ def claim(env: Env, worker: str) -> Claimed | None:
         return Claimed(job.id, job.kind, job.subject_id, job.attempts)
 
 
+def renew(rt: Runtime, job_id: int, worker: str) -> bool:
+    """Extend the lease of a job this worker runs. False when the job is no longer its own
+    (its lease ran out and another worker took it, or it finished)."""
+    lease = utcnow() + timedelta(seconds=rt.settings.job_lease_seconds)
+    with rt.db.write() as s:
+        result = s.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.state == "running", Job.locked_by == worker)
+            .values(locked_until=lease)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
 def mark_done(s: Session, job_id: int) -> None:
     """Mark a job done inside the caller's transaction (the one that stores its result)."""
     s.execute(
@@ -62,16 +91,16 @@ def mark_done(s: Session, job_id: int) -> None:
     )
 
 
-def finish(env: Env, job_id: int) -> None:
-    with env.db.write() as s:
+def finish(rt: Runtime, job_id: int) -> None:
+    with rt.db.write() as s:
         mark_done(s, job_id)
 
 
-def retry_or_fail(env: Env, job: Claimed, error: str) -> bool:
-    """After an error: back off and retry, or mark the job failed after the last attempt.
-    Returns True when it will be retried."""
-    again = job.attempts < env.settings.job_max_attempts
-    with env.db.write() as s:
+def retry_or_fail(rt: Runtime, job: Claimed, error: str, *, final: bool = False) -> bool:
+    """After an error: back off and retry, or mark the job failed (after the last attempt, or
+    at once for a ``final`` error). Returns True when it will be retried."""
+    again = not final and job.attempts < rt.settings.job_max_attempts
+    with rt.db.write() as s:
         values: dict[str, object] = {
             "last_error": error[:4000],
             "locked_by": None,
@@ -88,9 +117,27 @@ def retry_or_fail(env: Env, job: Claimed, error: str) -> bool:
     return again
 
 
-def release(env: Env, worker: str) -> int:
+def retry_now(rt: Runtime, job: Claimed, error: str) -> None:
+    """Make a job runnable again at once without spending its attempt: the database undid the
+    work (a deadlock or serialization failure), not the job."""
+    with rt.db.write() as s:
+        s.execute(
+            update(Job)
+            .where(Job.id == job.id)
+            .values(
+                state="pending",
+                attempts=Job.attempts - 1,
+                run_after=utcnow(),
+                last_error=error[:4000],
+                locked_by=None,
+                locked_until=None,
+            )
+        )
+
+
+def release(rt: Runtime, worker: str) -> int:
     """Make the jobs a dead worker held runnable again at once. Returns how many."""
-    with env.db.write() as s:
+    with rt.db.write() as s:
         result = s.execute(
             update(Job)
             .where(Job.state == "running", Job.locked_by == worker)
@@ -99,8 +146,12 @@ def release(env: Env, worker: str) -> int:
         return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-def pending_count(env: Env) -> int:
-    from sqlalchemy import func
+def holders(rt: Runtime) -> set[str]:
+    """The workers that hold running jobs."""
+    with rt.db.read() as s:
+        return {h for h in s.scalars(select(Job.locked_by).where(Job.state == "running")) if h}
 
-    with env.db.read() as s:
+
+def pending_count(rt: Runtime) -> int:
+    with rt.db.read() as s:
         return int(s.scalar(select(func.count()).where(Job.state.in_(("pending", "running")))) or 0)

@@ -10,15 +10,12 @@ import logging
 import os
 import socket
 import subprocess
-import sys
 import threading
-
-from sqlalchemy import select
+from collections.abc import Sequence
 
 from viewfinder.jobs import queue
-from viewfinder.services.env import Env
+from viewfinder.jobs.queue import Runtime
 from viewfinder.settings import Settings
-from viewfinder.store.models import Job
 
 log = logging.getLogger("viewfinder.supervisor")
 
@@ -44,39 +41,41 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def release_dead_workers(env: Env) -> int:
+def release_dead_workers(rt: Runtime) -> int:
     """Jobs left running by workers of this host that no longer exist are runnable again."""
     host = socket.gethostname()
-    with env.db.read() as s:
-        holders = set(s.scalars(select(Job.locked_by).where(Job.state == "running")))
     released = 0
-    for holder in holders:
+    for holder in queue.holders(rt):
         if not holder or ":" not in holder:
             continue
         name, _, pid = holder.rpartition(":")
         if name == host and pid.isdigit() and not _alive(int(pid)):
-            released += queue.release(env, holder)
+            released += queue.release(rt, holder)
     return released
 
 
 class Supervisor:
-    def __init__(self, env: Env, count: int) -> None:
-        self.env = env
+    """Runs ``count`` worker processes, each started with ``command`` (a Python command line
+    that runs one worker, e.g. ``[python, -m, viewfinder.launch, --supervised]``)."""
+
+    def __init__(self, rt: Runtime, count: int, command: Sequence[str]) -> None:
+        self.rt = rt
         self.count = count
+        self.command = list(command)
         self.procs: list[subprocess.Popen[bytes]] = []
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._environ = settings_environ(env.settings)
+        self._environ = settings_environ(rt.settings)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [sys.executable, "-m", "viewfinder.jobs.worker", "--supervised"],
+            self.command,
             env=self._environ,
             stdin=subprocess.DEVNULL,
         )
 
     def start(self) -> None:
-        released = release_dead_workers(self.env)
+        released = release_dead_workers(self.rt)
         if released:
             log.info("%d job(s) of stopped workers are runnable again", released)
         self.procs = [self._spawn() for _ in range(self.count)]
@@ -91,7 +90,7 @@ class Supervisor:
                 if code is None or self._stopping.is_set():
                     continue
                 log.warning("worker %d exited with %s; restarting it", proc.pid, code)
-                queue.release(self.env, f"{host}:{proc.pid}")
+                queue.release(self.rt, f"{host}:{proc.pid}")
                 self.procs[i] = self._spawn()
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -1,89 +1,143 @@
-"""A worker process: claims jobs and runs them until told to stop.
+"""A worker: claims jobs and runs them until told to stop, renewing each job's lease while it
+runs and stopping a job that outlives its kind's time limit.
 
-`viewfinder serve` keeps a few of these running (see supervisor.py); at scale, run
-`viewfinder worker` on other machines against the same PostgreSQL and blob store.
+`viewfinder serve` keeps a few worker processes running (supervisor.py); at scale, run
+`viewfinder worker` on other machines against the same PostgreSQL and blob store. Which kinds
+of job exist is the registry's business (registry.py): services register them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
 
-from viewfinder.jobs import queue
-from viewfinder.runtime import tune_allocator
-from viewfinder.services import comparisons, contexts
-from viewfinder.services.env import Env
-from viewfinder.settings import Settings
+from viewfinder.jobs import queue, registry
+from viewfinder.jobs.queue import Claimed, Runtime
+from viewfinder.store.db import is_transient
 
 log = logging.getLogger("viewfinder.worker")
-SWEEP_SECONDS = 60.0  # how often expiry policies with a TTL are applied
 
-# A handler gets the job's subject and id; it returns True when it marked the job done itself,
-# in the transaction that stored its result.
-HANDLERS: dict[str, Callable[[Env, str, int], bool]] = {comparisons.COMPARE_JOB: comparisons.run}
-FAILERS: dict[str, Callable[[Env, str, str], None]] = {comparisons.COMPARE_JOB: comparisons.fail}
+
+class JobTimeout(Exception):
+    """The job ran past its kind's time limit."""
 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def run_one(env: Env, worker: str) -> bool:
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise JobTimeout in this thread after ``seconds``. Only the main thread receives
+    signals, so elsewhere (a worker run inside a test thread) the limit is not enforced."""
+    if threading.current_thread() is not threading.main_thread() or seconds <= 0:
+        yield
+        return
+
+    def expired(_signum: int, _frame: FrameType | None) -> None:
+        raise JobTimeout(f"stopped after its time limit of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def _heartbeat(rt: Runtime, job: Claimed, worker: str) -> Iterator[None]:
+    """Renew the job's lease every third of it while the job runs, so a live worker keeps its
+    job however long it takes and a dead one loses it within one lease."""
+    done = threading.Event()
+    every = max(rt.settings.job_lease_seconds / 3, 0.5)
+
+    def beat() -> None:
+        while not done.wait(every):
+            try:
+                if not queue.renew(rt, job.id, worker):
+                    log.warning("job %s is no longer this worker's (lease lost)", job.id)
+                    return
+            except Exception:  # a database hiccup: try again at the next beat
+                log.exception("could not renew the lease of job %s", job.id)
+
+    thread = threading.Thread(target=beat, name=f"lease-{job.id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(every + 1)
+
+
+def run_one(rt: Runtime, worker: str) -> bool:
     """Claim and run one job. Returns False when there was nothing to do."""
-    job = queue.claim(env, worker)
+    job = queue.claim(rt, worker)
     if job is None:
         return False
+    kind = registry.KINDS.get(job.kind)
+    if kind is None:
+        queue.retry_or_fail(rt, job, f"no worker here knows jobs of kind {job.kind!r}", final=True)
+        return True
     try:
-        finished = HANDLERS[job.kind](env, job.subject_id, job.id)
+        with _heartbeat(rt, job, worker), _time_limit(kind.time_limit):
+            finished = kind.run(rt, job.subject_id, job.id)
     except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        if is_transient(exc):
+            log.info("job %s (%s) met a transient database error; again at once", job.id, job.kind)
+            queue.retry_now(rt, job, message)
+            return True
         log.exception("job %s (%s %s) failed", job.id, job.kind, job.subject_id)
-        if not queue.retry_or_fail(env, job, f"{type(exc).__name__}: {exc}"):
-            FAILERS[job.kind](env, job.subject_id, f"gave up after {job.attempts} attempts: {exc}")
+        final = isinstance(exc, kind.final)
+        if not queue.retry_or_fail(rt, job, message, final=final):
+            why = "failed" if final else f"gave up after {job.attempts} attempts"
+            kind.give_up(rt, job.subject_id, f"{why}: {exc}")
         return True
     if not finished:
-        queue.finish(env, job.id)
+        queue.finish(rt, job.id)
     return True
 
 
+def _run_due(rt: Runtime, due: dict[str, float]) -> None:
+    now = time.monotonic()
+    for task in list(registry.PERIODIC.values()):
+        if now < due.get(task.name, 0.0):
+            continue
+        due[task.name] = now + task.every
+        try:
+            task.run(rt)
+        except Exception:
+            log.exception("periodic task %s failed; it runs again in %g s", task.name, task.every)
+
+
 def run(
-    settings: Settings, *, stop: threading.Event | None = None, supervised: bool = False
+    rt: Runtime,
+    *,
+    stop: threading.Event | None = None,
+    alive: Callable[[], bool] = lambda: True,
 ) -> None:
-    """Work until ``stop`` is set (or SIGTERM/SIGINT in a process of its own). A supervised
-    worker also stops when its server is gone, even if the server was killed outright."""
-    tune_allocator()
-    parent = os.getppid()
+    """Work until ``stop`` is set or ``alive()`` turns false (a supervised worker's server is
+    gone). Idle workers poll every 50 ms at most, so a burst of jobs starts at once."""
     stop = stop or threading.Event()
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
-    env = Env.open(settings, migrate=False)
     name = worker_name()
     idle = 0.01
-    next_sweep = 0.0
-    try:
-        while not stop.is_set():
-            if supervised and os.getppid() != parent:
-                log.info("the server is gone; stopping")
-                break
-            if time.monotonic() >= next_sweep:
-                contexts.expire_by_ttl(env)
-                next_sweep = time.monotonic() + SWEEP_SECONDS
-            if run_one(env, name):
-                idle = 0.01
-            else:
-                stop.wait(idle)
-                idle = min(idle * 2, 0.05)  # poll quickly when work arrives in bursts
-    finally:
-        env.close()
-
-
-if __name__ == "__main__":
-    import sys
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
-    run(Settings(), supervised="--supervised" in sys.argv[1:])
+    due: dict[str, float] = {}
+    while not stop.is_set():
+        if not alive():
+            log.info("the server is gone; stopping")
+            break
+        _run_due(rt, due)
+        if run_one(rt, name):
+            idle = 0.01
+        else:
+            stop.wait(idle)
+            idle = min(idle * 2, 0.05)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from viewfinder.errors import InvalidInput
 from viewfinder.mcp.tooling import Call, Picture
-from viewfinder.services import comparisons, renders, threads
+from viewfinder.services import diffs, renders, threads
 from viewfinder.services.records import ThreadRecord
 
 _DATA_URL = re.compile(r"^data:image/(png|jpeg|webp);base64,", re.I)
@@ -51,7 +51,7 @@ def read_image(call: Call, value: str, *, what: str = "image") -> bytes:
 
 def thread_note(items: list[ThreadRecord]) -> str:
     """One line per open thread, for the note before a story's images."""
-    open_ones = [t for t in items if t.status == "open"]
+    open_ones = [t for t in items if t.unresolved]
     if not open_ones:
         return "No open comment threads on this story."
     lines = [f"{len(open_ones)} open comment thread(s) on this story (resolve before accepting):"]
@@ -70,7 +70,7 @@ def diff_pictures(
     rendered = renders.render_diff(
         call.env, call.actor, diff_id, kind, offset=offset, height=height
     )
-    record = comparisons.get_diff(call.env, call.actor, diff_id)
+    record = diffs.get_diff(call.env, call.actor, diff_id)
     link = {
         "diff": record.urls.diff,
         "before": record.urls.baseline,

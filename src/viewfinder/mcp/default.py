@@ -12,8 +12,8 @@ from viewfinder.mcp.tooling import Call, ImageResult, ToolSpec
 from viewfinder.services import (
     baselines,
     builds,
-    comparisons,
     contexts,
+    diffs,
     images,
     projects,
     prs,
@@ -143,8 +143,8 @@ def _get_diff(call: Call, args: GetDiff) -> DiffRecord:
     if (args.diff_id is None) == (args.image_id is None):
         raise InvalidInput("give exactly one of diff_id and image_id")
     if args.diff_id is not None:
-        return comparisons.get_diff(call.env, call.actor, args.diff_id)
-    found = comparisons.latest_for_image(call.env, call.actor, args.image_id or "")
+        return diffs.get_diff(call.env, call.actor, args.diff_id)
+    found = diffs.latest_for_image(call.env, call.actor, args.image_id or "")
     if found is None:
         raise InvalidInput(f"image {args.image_id} was never compared: push it with compare")
     return found
@@ -216,14 +216,14 @@ class AddComment(BaseModel):
 
 
 def _add_comment(call: Call, args: AddComment) -> ThreadRecord:
-    if (args.diff_id is None) == (args.parent_id is None):
-        raise InvalidInput("give exactly one of diff_id (a new thread) and parent_id (a reply)")
-    if args.parent_id is not None:
-        if args.anchor is not None:
-            raise InvalidInput("a reply has no anchor: it belongs to its thread's place")
-        return threads.reply(call.env, call.actor, args.parent_id, args.body)
-    return threads.create_comment(
-        call.env, call.actor, args.diff_id or "", args.body, anchor=args.anchor, side=args.side
+    return threads.post_comment(
+        call.env,
+        call.actor,
+        args.body,
+        diff_id=args.diff_id,
+        parent_id=args.parent_id,
+        anchor=args.anchor,
+        side=args.side,
     )
 
 

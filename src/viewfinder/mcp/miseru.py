@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from viewfinder.api.errors import status_of
 from viewfinder.errors import InvalidInput, ViewfinderError
 from viewfinder.mcp.common import read_image
 from viewfinder.mcp.miseru_shapes import (
@@ -34,8 +33,8 @@ from viewfinder.mcp.miseru_shapes import (
 from viewfinder.mcp.tooling import Call, Picture, Result, TextResult, ToolSpec
 from viewfinder.services import (
     baselines,
-    comparisons,
     contexts,
+    diffs,
     images,
     projects,
     prs,
@@ -58,7 +57,7 @@ def _failed(verb: str, run: Callable[[Call, A], Result]) -> Callable[[Call, A], 
         try:
             return run(call, args)
         except ViewfinderError as exc:
-            raise type(exc)(f"{verb} failed ({status_of(exc)}): {exc.message}") from None
+            raise type(exc)(f"{verb} failed ({exc.status}): {exc.message}") from None
 
     return reported
 
@@ -67,7 +66,7 @@ def _failed(verb: str, run: Callable[[Call, A], Result]) -> Callable[[Call, A], 
 
 
 def _repo_here() -> str | None:
-    from viewfinder.cli.gitinfo import origin_repo
+    from viewfinder.plumbing.gitinfo import origin_repo
 
     for variable in REPO_VARIABLES:
         if os.environ.get(variable):
@@ -78,7 +77,7 @@ def _repo_here() -> str | None:
 def local_args(arguments: dict[str, Any]) -> dict[str, Any]:
     """What Miseru reads from the agent's machine when an argument is left out: the repo of a
     pr_number, and the commit (HEAD) of a push. Only run where that machine is this one."""
-    from viewfinder.cli.gitinfo import head_commit
+    from viewfinder.plumbing.gitinfo import head_commit
 
     filled = dict(arguments)
     if filled.get("pr_number") is not None and not filled.get("repo"):
@@ -208,7 +207,7 @@ def _pictures(call: Call, d: DiffRecord, kinds: list[ImageKind]) -> list[str | P
 
 
 def _diff(call: Call, a: DiffArgs) -> TextResult:
-    found = comparisons.latest_for_image(call.env, call.actor, a.image_id)
+    found = diffs.latest_for_image(call.env, call.actor, a.image_id)
     if found is None:
         record = MiseruDiff(image_id=a.image_id, state="none")
         sentence = (

@@ -43,7 +43,7 @@ from viewfinder.mcp.uiverify_shapes import (
     flatten,
     story_items,
 )
-from viewfinder.services import builds, comparisons, reviews, threads
+from viewfinder.services import builds, diffs, reviews, threads
 
 # ---- the vocabulary ---------------------------------------------------------------------------
 
@@ -99,7 +99,7 @@ def _get_diff(call: Call, args: GetDiff) -> DiffDetail:
             return DiffDetail.removed(story)
         diff_id = story.diff_id
     assert diff_id is not None
-    record = comparisons.get_diff(call.env, call.actor, diff_id)
+    record = diffs.get_diff(call.env, call.actor, diff_id)
     return DiffDetail.of(record, threads.list_comments(call.env, call.actor, diff_id))
 
 
@@ -208,17 +208,12 @@ class PostComment(AnyBuild):
 
 
 def _post_comment(call: Call, args: PostComment) -> Comment:
-    if args.parentId is not None:
-        if args.anchor is not None:
-            raise InvalidInput("a reply carries no anchor: it belongs to its thread's place")
-        return Comment.of(threads.reply(call.env, call.actor, args.parentId, args.body))
-    if args.diffResultId is None:
-        raise InvalidInput("give diffResultId to open a thread, or parentId to reply to one")
-    created = threads.create_comment(
+    created = threads.post_comment(
         call.env,
         call.actor,
-        args.diffResultId,
         args.body,
+        diff_id=args.diffResultId,
+        parent_id=args.parentId,
         anchor=args.anchor,
         side=args.side or "after",
     )

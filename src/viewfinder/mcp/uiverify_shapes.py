@@ -66,7 +66,7 @@ class CommentTally(Record):
 
     @classmethod
     def of(cls, threads: list[ThreadRecord]) -> CommentTally:
-        return cls(total=len(threads), unresolved=sum(t.status == "open" for t in threads))
+        return cls(total=len(threads), unresolved=sum(t.unresolved for t in threads))
 
 
 class StoryItem(Record):
@@ -319,7 +319,7 @@ class Comment(Record):
             body=t.body,
             side=t.side,
             anchor=t.anchor,
-            resolved=t.status == "resolved" if resolved is None else resolved,
+            resolved=not t.unresolved if resolved is None else resolved,
             createdAt=t.created_at,
             updatedAt=t.updated_at,
         )
@@ -329,7 +329,7 @@ def flatten(threads: list[ThreadRecord]) -> list[Comment]:
     """Each thread's first comment, then its replies, which share its resolved state."""
     out = []
     for t in threads:
-        resolved = t.status == "resolved"
+        resolved = not t.unresolved
         out.append(Comment.of(t, resolved))
         out.extend(Comment.of(r, resolved) for r in t.replies)
     return out

@@ -1,118 +1,111 @@
-"""Comparisons ("diffs"): requested against the baseline current at that moment, computed by a
-worker, then reviewed. The first compare of a name registers its image as the baseline."""
+"""Comparisons: two stored images in; the engine's counts, regions and analysis out, with the
+diff image kept as a blob. A comparison knows nothing of builds or baselines. It belongs to what
+asked for it, its owner (a build's story, a push, a replay screenshot, or a caller comparing
+two images directly), and each kind of owner registers how a finished comparison settles it.
+
+Identical bytes are settled at once; everything else is computed by a worker ("compare" job),
+which stores the result, marks its job done and settles the owner in one transaction."""
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder import imaging
-from viewfinder.errors import NotFound, ViewfinderError
+from viewfinder.errors import InvalidInput, NotFound, ViewfinderError
 from viewfinder.ids import new_id
 from viewfinder.imaging import Limits, Mask
+from viewfinder.imaging.compare import check_unit
+from viewfinder.imaging.masks import MaskLike, parse_masks
 from viewfinder.jobs import queue as jobs
-from viewfinder.services import baselines, vision
+from viewfinder.jobs import registry
+from viewfinder.services import vision
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     AnalysisRecord,
-    DiffRecord,
+    ComparisonRecord,
+    ComparisonUrls,
     MaskRecord,
     RegionRecord,
-    Urls,
 )
 from viewfinder.services.urls import file_url
-from viewfinder.store.models import (
-    Baseline,
-    Blob,
-    Build,
-    Comparison,
-    Context,
-    Image,
-    Project,
-    Story,
-    Thread,
-    utcnow,
-)
+from viewfinder.store.models import Blob, Comparison, Image, Project, utcnow
 
 COMPARE_JOB = "compare"
-# Outcomes (and the story states named after them) a decision can be recorded on.
-REVIEWABLE = ("changed", "failed")
-# A story's place among its build's stories of the same state: likely regressions first.
-RANKS = {"likely_regression": 0, "likely_intended": 1, "noise": 2}
+DIRECT = "images"  # the owner kind of a comparison asked for directly, which settles nothing
+
+# How a finished comparison settles its owner, by owner kind; runs in the result's transaction.
+Settle = Callable[[Session, Comparison], None]
+_OWNERS: dict[str, Settle] = {}
 
 
-def request(
-    s: Session,
+def register_owner(kind: str, settle: Settle) -> None:
+    """Declare a kind of owner and what settles it once its comparison is done or failed."""
+    _OWNERS[kind] = settle
+
+
+register_owner(DIRECT, lambda _s, _row: None)
+
+
+def new_row(
     actor: Actor,
-    image: Image,
+    candidate: Image,
     *,
-    context: Context | None,
-    build_id: str | None = None,
+    owner_kind: str,
+    owner_id: str,
     masks: tuple[Mask, ...] = (),
     max_diff_ratio: float = 0.0,
     threshold: float = 0.1,
-    known: tuple[Baseline, str] | None | bool = False,
 ) -> Comparison:
-    """Compare the image with its baseline. Without a baseline the image becomes one (done at
-    once); a byte-identical baseline is settled at once too; otherwise a job is queued.
-    ``known`` passes the baseline and its sha256 (or None for none) when the caller looked
-    them up already, for many images at once."""
-    if known is False:
-        base = baselines.current(s, actor.project_id, image.name, image.variant, context)
-        base_sha = s.scalar(select(Image.sha256).where(Image.id == base.image_id)) if base else None
-    else:
-        base, base_sha = known if isinstance(known, tuple) else (None, None)
-    row = Comparison(
+    """A comparison row of the candidate, not yet added to a session: its owner fills in what it
+    keeps about it, then passes it to ``request`` (or ``settle_unpaired``)."""
+    if owner_kind not in _OWNERS:
+        raise ValueError(f"no owner kind {owner_kind!r} is registered")
+    return Comparison(
         id=new_id("dif"),
         project_id=actor.project_id,
-        image_id=image.id,
-        build_id=build_id,
-        context_id=context.id if context else None,
-        name=image.name,
-        variant=image.variant,
+        image_id=candidate.id,
+        owner_kind=owner_kind,
+        owner_id=owner_id,
+        name=candidate.name,
+        variant=candidate.variant,
         masks=[{"x": m.x, "y": m.y, "width": m.width, "height": m.height} for m in masks],
         max_diff_ratio=max_diff_ratio,
         threshold=threshold,
+        requested_at=utcnow(),
     )
+
+
+def request(s: Session, row: Comparison, candidate: Image, base: Image, base_sha: str) -> None:
+    """Compare the candidate with the base: byte-identical files are settled at once, the rest
+    is queued for a worker in the caller's transaction."""
+    row.base_image_id = base.id
     s.add(row)
-    if base is None:
-        baselines.replace(
-            s,
-            actor,
-            name=image.name,
-            variant=image.variant,
-            context=context,
-            image_id=image.id,
-            source="registered",
-            comparison_id=row.id,
-            none_current=known is not False,
-        )
-        row.registered = True
-        _finish(row, changed=False, identical=None)
-        return row
-    row.baseline_id = base.id
-    row.baseline_image_id = base.image_id
-    row.baseline_scope = base.scope
-    if base_sha == image.sha256:
-        # Most screenshots of a build are byte for byte their baseline: no job, no decode.
+    if base_sha == candidate.sha256:
+        # Most screenshots are byte for byte what they are compared with: no job, no decode.
         _finish(row, changed=False, identical=True)
         row.diff_ratio = 0.0
         row.changed_pixels = 0
-        row.width, row.height = image.width, image.height
-        row.compared_pixels = (image.width or 0) * (image.height or 0)
-        return row
+        row.width, row.height = candidate.width, candidate.height
+        row.compared_pixels = (candidate.width or 0) * (candidate.height or 0)
+        return
     s.flush()
     jobs.enqueue(s, COMPARE_JOB, row.id)
-    return row
+
+
+def settle_unpaired(s: Session, row: Comparison) -> None:
+    """A comparison with nothing to compare with (a first image): done, unchanged."""
+    s.add(row)
+    _finish(row, changed=False, identical=None)
 
 
 def _finish(row: Comparison, *, changed: bool, identical: bool | None) -> None:
     row.state = "done"
     row.changed = changed
     row.identical = identical
-    row.completed_at = utcnow()
+    row.completed_at = max(utcnow(), row.requested_at or utcnow())
 
 
 def verdict(row: Comparison) -> str | None:
@@ -122,6 +115,7 @@ def verdict(row: Comparison) -> str | None:
 
 
 def outcome(row: Comparison) -> str | None:
+    """failed, changed or unchanged; None while computing; registered for a first image."""
     if row.state == "failed":
         return "failed"
     if row.state != "done":
@@ -131,18 +125,8 @@ def outcome(row: Comparison) -> str | None:
     return "changed" if row.changed else "unchanged"
 
 
-def story_state(row: Comparison) -> str:
-    return {
-        None: "pending",
-        "failed": "failed",
-        "registered": "new",
-        "changed": "changed",
-        "unchanged": "unchanged",
-    }[outcome(row)]
-
-
 def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
-    """Compute a requested comparison (called by a worker). An unreadable image fails the
+    """Compute a requested comparison (the "compare" job). An unreadable image fails the
     comparison with the reason; other errors propagate, and the job is retried.
 
     The job (when given) is marked done in the same transaction as the result, so no crash can
@@ -152,7 +136,7 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
         if row is None or row.state != "requested":
             return False  # done already: a retried job has nothing left to do
         candidate = s.get(Image, row.image_id)
-        base = s.get(Image, row.baseline_image_id) if row.baseline_image_id else None
+        base = s.get(Image, row.base_image_id) if row.base_image_id else None
         assert candidate is not None and base is not None
         masks, ratio, threshold = list(row.masks), row.max_diff_ratio, row.threshold
         candidate_sha, base_sha = candidate.sha256, base.sha256
@@ -171,7 +155,7 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
             limits=limits,
         )
     except ViewfinderError as exc:  # unreadable or oversized image: a result, not a crash
-        return _store_failure(env, comparison_id, exc, job_id)
+        return _store_failure(env, comparison_id, str(exc), job_id)
     analysis = result.analysis.to_dict()
     if result.regions and vision.wanted(env.settings, analysis):
         analysis = vision.consult(
@@ -179,9 +163,13 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
         )
     diff_sha = env.blobs.put(result.diff_png) if result.diff_png else None
     with env.db.write() as s:
+        # Lock the row first and write it once: the owner's rows are locked after it, in the
+        # same order by every worker (see settle functions), so workers never deadlock.
         row = s.get(Comparison, comparison_id, with_for_update=True)
         if row is None or row.state != "requested":
             return False
+        if diff_sha is not None and result.diff_png is not None:
+            _keep_blob(s, diff_sha, len(result.diff_png))
         _finish(row, changed=result.changed, identical=result.identical)
         row.diff_ratio = result.diff_ratio
         row.changed_pixels = result.changed_pixels
@@ -198,19 +186,17 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
             }
             for r in result.regions
         ]
-        if diff_sha is not None and result.diff_png is not None:
-            if s.get(Blob, diff_sha) is None:
-                s.add(
-                    Blob(
-                        sha256=diff_sha,
-                        size=len(result.diff_png),
-                        width=result.width,
-                        height=result.height,
-                    )
-                )
-            row.diff_sha256 = diff_sha
-        settle_story(s, row)
+        row.diff_sha256 = diff_sha
+        s.flush()
+        _OWNERS[row.owner_kind](s, row)
         return _job_done(s, job_id)
+
+
+def _keep_blob(s: Session, sha: str, size: int) -> None:
+    exists = s.scalar(select(Blob.sha256).where(Blob.sha256 == sha))
+    if exists is None:
+        s.add(Blob(sha256=sha, size=size, media_type="image/png"))
+        s.flush()
 
 
 def _largest_change(base: bytes, candidate: bytes, result: imaging.Comparison) -> bytes:
@@ -227,178 +213,127 @@ def _job_done(s: Session, job_id: int | None) -> bool:
     return True
 
 
-def _store_failure(env: Env, comparison_id: str, exc: Exception, job_id: int | None) -> bool:
+def _store_failure(env: Env, comparison_id: str, reason: str, job_id: int | None) -> bool:
     with env.db.write() as s:
         row = s.get(Comparison, comparison_id, with_for_update=True)
         if row is None or row.state != "requested":
             return False
         row.state = "failed"
-        row.failure_reason = str(exc)
-        row.completed_at = utcnow()
-        settle_story(s, row)
+        row.failure_reason = reason
+        row.completed_at = max(utcnow(), row.requested_at)
+        s.flush()
+        _OWNERS[row.owner_kind](s, row)
         return _job_done(s, job_id)
 
 
-def fail(env: Env, comparison_id: str, reason: str) -> None:
-    """Give up on a comparison whose job failed every attempt."""
-    _store_failure(env, comparison_id, RuntimeError(reason), None)
+def give_up(env: Env, comparison_id: str, reason: str) -> None:
+    """Fail a comparison whose job will not be tried again."""
+    _store_failure(env, comparison_id, reason, None)
 
 
-def settle_story(s: Session, row: Comparison) -> None:
-    """Carry a finished comparison into its story and, when it was the last, its build."""
-    story = s.scalar(select(Story).where(Story.comparison_id == row.id))
-    if story is None:
-        return
-    story.state = story_state(row)
-    story.rank = RANKS.get(verdict(row) or "", 1)
-    build = s.get(Build, story.build_id, with_for_update=True)  # see builds._get_build
-    if build is not None and build.status == "comparing":
-        pending = s.scalar(
-            select(func.count()).where(Story.build_id == build.id, Story.state == "pending")
-        )
-        if not pending:
-            build.status = "done"
-            build.completed_at = utcnow()
+registry.register(
+    registry.Kind(COMPARE_JOB, run=run, give_up=give_up, time_limit=120.0, final=(MemoryError,))
+)
 
 
-def get_row(s: Session, actor: Actor, diff_id: str) -> Comparison:
-    row = s.get(Comparison, diff_id)
+# ---- comparing two stored images directly ---------------------------------------------------
+
+
+def get_row(s: Session, actor: Actor, comparison_id: str) -> Comparison:
+    row = s.get(Comparison, comparison_id)
     if row is None or row.project_id != actor.project_id:
-        raise NotFound(f"no diff {diff_id!r} in this project")
+        raise NotFound(f"no comparison {comparison_id!r} in this project", id=comparison_id)
     return row
 
 
-def open_threads(s: Session, comparison_id: str) -> int:
-    return int(
-        s.scalar(
-            select(func.count()).where(
-                Thread.comparison_id == comparison_id,
-                Thread.parent_id.is_(None),
-                Thread.status == "open",
-            )
+def _image(s: Session, actor: Actor, image_id: str, what: str) -> Image:
+    image = s.get(Image, image_id)
+    if image is None or image.project_id != actor.project_id:
+        raise NotFound(f"no image {image_id!r} in this project ({what})", image_id=image_id)
+    if image.media_type != "image/png":
+        raise InvalidInput(f"image {image_id} is {image.media_type}; only PNGs are compared")
+    return image
+
+
+def compare_images(
+    env: Env,
+    actor: Actor,
+    base_image_id: str,
+    image_id: str,
+    *,
+    masks: tuple[MaskLike, ...] = (),
+    max_diff_ratio: float = 0.0,
+    threshold: float = 0.1,
+) -> ComparisonRecord:
+    """Compare two stored images of the project, with no build and no baseline involved.
+    Raises NotFound, InvalidInput, Forbidden."""
+    actor.require("upload", "compare images")
+    mask_list = parse_masks(masks)
+    ratio = check_unit("max_diff_ratio", max_diff_ratio)
+    limit = check_unit("threshold", threshold)
+    with env.db.write() as s:
+        base = _image(s, actor, base_image_id, "the base")
+        candidate = _image(s, actor, image_id, "the candidate")
+        row = new_row(
+            actor,
+            candidate,
+            owner_kind=DIRECT,
+            owner_id=candidate.id,
+            masks=mask_list,
+            max_diff_ratio=ratio,
+            threshold=limit,
         )
-        or 0
-    )
+        request(s, row, candidate, base, base.sha256)
+        s.flush()
+        return comparison_record(env, s, row)
 
 
-def is_stale(s: Session, row: Comparison) -> bool:
-    """The baseline this diff was compared with is no longer the one a new compare would use
-    (and this diff's own approval is not what replaced it)."""
-    if row.registered or row.baseline_id is None or row.approved_at is not None:
-        return False
-    context = s.get(Context, row.context_id) if row.context_id else None
-    now = baselines.current(s, row.project_id, row.name, row.variant, context)
-    return now is None or now.id != row.baseline_id
+def get_comparison(env: Env, actor: Actor, comparison_id: str) -> ComparisonRecord:
+    with env.db.read() as s:
+        return comparison_record(env, s, get_row(s, actor, comparison_id))
 
 
-def _next_step(row: Comparison, stale: bool, threads: int, closed: bool) -> str:
-    result = outcome(row)
-    if result is None:
-        return "The comparison is still computing: ask again in a moment."
-    if result == "failed":
-        return f"The comparison failed ({row.failure_reason}): fix the image and push it again."
-    if result == "registered":
-        return "No baseline existed: this image is now the baseline. Nothing to review."
-    if result == "unchanged":
-        return "Nothing changed beyond max_diff_ratio. Nothing to review."
-    if row.approved_at is not None:
-        return "Approved: this image is the baseline now."
-    if stale:
-        return "The baseline changed after this comparison: push the screenshot again to compare."
-    if closed:
-        return "The context is closed; this diff can no longer be approved."
-    if threads:
-        return f"Resolve the {threads} open comment thread(s), then accept or deny."
-    return (
-        "Look at the diff image; accept (or approve) if the change is intended, deny it and fix "
-        "the code if not."
-    )
+def result_fields(row: Comparison) -> dict[str, object]:
+    """What every record of a comparison shows of its result."""
+    return {
+        "state": row.state,
+        "changed": row.changed,
+        "identical": row.identical,
+        "diff_ratio": row.diff_ratio,
+        "changed_pixels": row.changed_pixels,
+        "compared_pixels": row.compared_pixels,
+        "width": row.width,
+        "height": row.height,
+        "regions": [RegionRecord(**r) for r in row.regions],
+        "masks": [MaskRecord(**m) for m in row.masks],
+        "max_diff_ratio": row.max_diff_ratio,
+        "threshold": row.threshold,
+        "failure_reason": row.failure_reason,
+        "analysis": AnalysisRecord.model_validate(row.analysis) if row.analysis else None,
+        "requested_at": row.requested_at,
+        "completed_at": row.completed_at,
+    }
 
 
-def record(env: Env, s: Session, row: Comparison) -> DiffRecord:
-    stale = is_stale(s, row)
-    threads = open_threads(s, row.id)
-    context = s.get(Context, row.context_id) if row.context_id else None
-    candidate_sha = s.scalar(select(Image.sha256).where(Image.id == row.image_id))
-    baseline_sha = (
-        s.scalar(select(Image.sha256).where(Image.id == row.baseline_image_id))
-        if row.baseline_image_id
-        else None
-    )
-    story_id = s.scalar(select(Story.id).where(Story.comparison_id == row.id))
-    return DiffRecord(
+def image_shas(s: Session, row: Comparison) -> tuple[str | None, str | None]:
+    """The sha256 of the base and of the candidate image."""
+    ids = [i for i in (row.base_image_id, row.image_id) if i]
+    shas = dict(s.execute(select(Image.id, Image.sha256).where(Image.id.in_(ids))).all())
+    return shas.get(row.base_image_id or ""), shas.get(row.image_id)
+
+
+def comparison_record(env: Env, s: Session, row: Comparison) -> ComparisonRecord:
+    base_sha, candidate_sha = image_shas(s, row)
+    return ComparisonRecord(
         id=row.id,
+        base_image_id=row.base_image_id,
         image_id=row.image_id,
-        build_id=row.build_id,
-        story_id=story_id,
-        context_id=row.context_id,
-        name=row.name,
-        variant=row.variant,
-        state=row.state,
+        owner_kind=row.owner_kind,
         outcome=outcome(row),
-        baseline_id=row.baseline_id,
-        baseline_image_id=row.baseline_image_id,
-        baseline_scope=row.baseline_scope,
-        changed=row.changed,
-        identical=row.identical,
-        diff_ratio=row.diff_ratio,
-        changed_pixels=row.changed_pixels,
-        compared_pixels=row.compared_pixels,
-        width=row.width,
-        height=row.height,
-        regions=[RegionRecord(**r) for r in row.regions],
-        masks=[MaskRecord(**m) for m in row.masks],
-        max_diff_ratio=row.max_diff_ratio,
-        threshold=row.threshold,
-        failure_reason=row.failure_reason,
-        analysis=AnalysisRecord.model_validate(row.analysis) if row.analysis else None,
-        stale=stale,
-        decision=row.decision,
-        decided_by=row.decided_by,
-        decided_at=row.decided_at,
-        approved_by=row.approved_by,
-        approved_at=row.approved_at,
-        open_threads=threads,
-        requested_at=row.requested_at,
-        completed_at=row.completed_at,
-        urls=Urls(
-            baseline=file_url(env, baseline_sha) if baseline_sha else None,
+        **result_fields(row),
+        urls=ComparisonUrls(
+            base=file_url(env, base_sha) if base_sha else None,
             candidate=file_url(env, candidate_sha) if candidate_sha else None,
             diff=file_url(env, row.diff_sha256) if row.diff_sha256 else None,
         ),
-        next_step=_next_step(
-            row, stale, threads, context is not None and context.status == "closed"
-        ),
     )
-
-
-def get_diff(env: Env, actor: Actor, diff_id: str) -> DiffRecord:
-    with env.db.read() as s:
-        return record(env, s, get_row(s, actor, diff_id))
-
-
-def latest_for_image(env: Env, actor: Actor, image_id: str) -> DiffRecord | None:
-    """The newest comparison of an image, or None when it was never compared."""
-    from viewfinder.services.images import get_image_row
-
-    with env.db.read() as s:
-        get_image_row(s, actor, image_id)
-        row = s.scalar(
-            select(Comparison)
-            .where(Comparison.image_id == image_id)
-            .order_by(Comparison.id.desc())
-            .limit(1)
-        )
-        return record(env, s, row) if row is not None else None
-
-
-def wait_for(env: Env, actor: Actor, diff_id: str, *, timeout: float) -> DiffRecord:
-    """The diff once computed, or as it stands after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        record_now = get_diff(env, actor, diff_id)
-        if record_now.state != "requested" or time.monotonic() >= deadline:
-            return record_now
-        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
-        delay = min(delay * 1.5, 0.5)

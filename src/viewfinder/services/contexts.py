@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.ids import new_id
+from viewfinder.jobs import registry
 from viewfinder.services import baselines
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import CloseResult, ContextRecord
@@ -251,3 +252,6 @@ def expire_by_ttl(env: Env) -> int:
                 image.expired_reason = "ttl"
                 expired += 1
     return expired
+
+
+registry.register_periodic(registry.Periodic("expire-by-ttl", 60.0, expire_by_ttl))

@@ -43,14 +43,22 @@ class Actor:
     def can(self, role: str) -> bool:
         return any(role in IMPLIED[r] for r in self.roles)
 
+    def refusal(self, role: str, action: str) -> Forbidden | None:
+        """The Forbidden error naming the role to ask a person for, or None when it has it."""
+        if self.can(role):
+            return None
+        return Forbidden(
+            f"this key cannot {action}: that needs the '{role}' role "
+            f"({WHAT_ROLE_ALLOWS[role]}). Ask a person with an admin key to {action}, or to "
+            f"give you a key with that role (viewfinder keys create --role {role}).",
+            role=role,
+        )
+
     def require(self, role: str, action: str) -> None:
         """Raises Forbidden naming the role to ask a person for."""
-        if not self.can(role):
-            raise Forbidden(
-                f"this key cannot {action}: that needs the '{role}' role "
-                f"({WHAT_ROLE_ALLOWS[role]}). Ask a person with an admin key to {action}, or to "
-                f"give you a key with that role (viewfinder keys create --role {role})."
-            )
+        refused = self.refusal(role, action)
+        if refused is not None:
+            raise refused
 
 
 @dataclass

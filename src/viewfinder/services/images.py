@@ -159,7 +159,7 @@ def insert_images(
     shas = {f.sha256 for f in files}
     known = set(s.scalars(select(Blob.sha256).where(Blob.sha256.in_(shas))))
     for file in {f.sha256: f for f in files if f.sha256 not in known}.values():
-        s.add(Blob(sha256=file.sha256, size=len(file.data), width=file.width, height=file.height))
+        s.add(Blob(sha256=file.sha256, size=len(file.data), media_type=file.media_type))
     rows = [
         Image(
             id=new_id("img"),

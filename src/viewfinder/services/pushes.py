@@ -10,12 +10,15 @@ from sqlalchemy import select
 from viewfinder.errors import InvalidInput
 from viewfinder.imaging.compare import check_unit
 from viewfinder.imaging.masks import MaskLike, parse_masks
-from viewfinder.services import comparisons, contexts, images
+from viewfinder.services import comparisons, contexts, diffs, images
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import PushResult
 from viewfinder.store.models import Image
 
 COMPARE_WAIT_SECONDS = 30.0
+
+# A pushed image's comparison settles nothing else: the push reads its result when it asks.
+comparisons.register_owner("push", lambda _s, _row: None)
 
 
 def push(
@@ -92,11 +95,18 @@ def push(
         (image,) = images.insert_images(s, actor, [(file, meta)])
         diff_id = None
         if compare:
-            diff_id = comparisons.request(
-                s, actor, image, context=context, masks=mask_list, max_diff_ratio=ratio
+            diff_id = diffs.request(
+                s,
+                actor,
+                image,
+                context=context,
+                owner_kind="push",
+                owner_id=image.id,
+                masks=mask_list,
+                max_diff_ratio=ratio,
             ).id
         image_id, view, md = image.id, images.view_url(env, image), images.markdown(env, image)
-    diff = comparisons.wait_for(env, actor, diff_id, timeout=wait_seconds) if diff_id else None
+    diff = diffs.wait_for(env, actor, diff_id, timeout=wait_seconds) if diff_id else None
     return PushResult(
         image_id=image_id,
         view_url=view,

@@ -106,23 +106,10 @@ class AnalysisRecord(Record):
     )
 
 
-class DiffRecord(Record):
-    """A comparison of a candidate image with the baseline current when it was requested."""
+class ComparisonResult(Record):
+    """What the engine found, as every record of a comparison shows it."""
 
-    id: str = Field(description="The diff id.")
-    image_id: str
-    build_id: str | None
-    story_id: str | None = None
-    context_id: str | None
-    name: str
-    variant: str
     state: Literal["requested", "done", "failed"]
-    outcome: Literal["registered", "changed", "unchanged", "failed"] | None = Field(
-        description="registered: no baseline existed and this image became it."
-    )
-    baseline_id: str | None
-    baseline_image_id: str | None
-    baseline_scope: Literal["shared", "context"] | None
     changed: bool | None
     identical: bool | None
     diff_ratio: float | None
@@ -138,15 +125,61 @@ class DiffRecord(Record):
     analysis: AnalysisRecord | None = Field(
         None, description="What changed; null until compared pixel by pixel, or when bytes matched."
     )
+    requested_at: datetime
+    completed_at: datetime | None
+
+
+class ComparisonUrls(Record):
+    """Signed, expiring links to the images (null when there is no such image)."""
+
+    base: str | None = None
+    candidate: str | None = None
+    diff: str | None = None
+
+
+class ComparisonRecord(ComparisonResult):
+    """Two stored images compared, with no build or baseline involved."""
+
+    id: str
+    base_image_id: str | None
+    image_id: str
+    owner_kind: str = Field(description="What asked for it: images (directly), story, push ...")
+    outcome: Literal["changed", "unchanged", "failed", "registered"] | None
+    urls: ComparisonUrls
+
+
+class DiffRecord(ComparisonResult):
+    """A comparison of a candidate image with the baseline current when it was requested, as
+    its viewer sees it: what was found, and what the viewer may do with it now."""
+
+    id: str = Field(description="The diff id.")
+    image_id: str
+    build_id: str | None
+    story_id: str | None = None
+    context_id: str | None
+    name: str
+    variant: str
+    outcome: Literal["registered", "changed", "unchanged", "failed"] | None = Field(
+        description="registered: no baseline existed and this image became it."
+    )
+    found: str = Field(description="What the comparison found, in one sentence.")
+    baseline_id: str | None
+    baseline_image_id: str | None
+    baseline_scope: Literal["shared", "context"] | None
     stale: bool = Field(description="The baseline changed after this comparison.")
     decision: Decision
     decided_by: str | None
     decided_at: datetime | None
     approved_by: str | None
     approved_at: datetime | None
-    open_threads: int
-    requested_at: datetime
-    completed_at: datetime | None
+    open_threads: int = Field(description="Unresolved comment threads and marks on the diff.")
+    blocked_by: list[str] = Field(
+        default_factory=list, description="Ids of the unresolved threads that block accepting."
+    )
+    can_decide: bool = Field(False, description="The viewer may record a decision (deny at least).")
+    can_accept: bool = Field(False, description="The viewer may accept it now.")
+    can_ignore: bool = Field(False, description="The viewer may ignore it now.")
+    can_approve: bool = Field(False, description="The viewer may make it the baseline now.")
     urls: Urls
     next_step: str = Field(description="What to do next, in one sentence.")
 
@@ -368,19 +401,42 @@ class Author(Record):
     is_agent: bool
 
 
+class Subject(Record):
+    """What a thread is about: one side of a diff, or one stored image."""
+
+    type: Literal["diff", "image"]
+    id: str
+    side: Side | None = None
+
+
+ThreadStatus = Literal["open", "in_progress", "resolved", "verified"]
+
+
 class ThreadRecord(Record):
     id: str
-    diff_id: str
+    subject: Subject
+    diff_id: str | None = Field(description="The diff, when the subject is one.")
     parent_id: str | None
+    kind: Literal["comment", "mark", "finding"] = "comment"
+    severity: str | None = Field(None, description="A mark's or a finding's severity.")
     body: str
     anchor: Anchor | None
-    side: Side
-    status: Literal["open", "resolved"]
+    side: Side | None
+    status: ThreadStatus
+    unresolved: bool = Field(
+        description="Still to be dealt with (open or in progress); such comments and marks "
+        "block accepting their diff."
+    )
     author: Author
     created_at: datetime
     updated_at: datetime
     resolved_at: datetime | None
     resolved_by: str | None
+    can_edit: bool = Field(False, description="The viewer may change its text.")
+    can_delete: bool = Field(False, description="The viewer may delete it.")
+    moves: list[ThreadStatus] = Field(
+        default_factory=list, description="The statuses the viewer may move the thread to."
+    )
     replies: list[ThreadRecord] = Field(default_factory=list)
 
 

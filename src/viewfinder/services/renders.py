@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.imaging import Region, crop_regions, decode, png, read_header
-from viewfinder.services import comparisons
+from viewfinder.services import comparisons, diffs
 from viewfinder.services.env import Actor, Env
 from viewfinder.store.models import Image, Story
 
@@ -63,16 +63,16 @@ def render_diff(
     if kind not in KINDS:
         raise InvalidInput(f"which must be one of {', '.join(KINDS)} (got {kind!r})")
     with env.db.read() as s:
-        row = comparisons.get_row(s, actor, diff_id)
+        row = diffs.get_row(s, actor, diff_id)
         shas = dict(
             s.execute(
                 select(Image.id, Image.sha256).where(
-                    Image.id.in_([row.image_id, row.baseline_image_id or ""])
+                    Image.id.in_([row.image_id, row.base_image_id or ""])
                 )
             ).all()
         )
         after_sha = shas[row.image_id]
-        before_sha = shas.get(row.baseline_image_id or "")
+        before_sha = shas.get(row.base_image_id or "")
         diff_sha, regions = row.diff_sha256, list(row.regions)
         result = comparisons.outcome(row)
     if kind == "after":

@@ -1,16 +1,14 @@
 """Review decisions on diffs (accept, deny, ignore), accepting a whole build, and approving a
-diff as the new baseline.
-
-While a diff has an unresolved comment thread, accept and ignore are refused (deny always
-works): a question asked on a change must be answered before the change goes in."""
+diff as the new baseline. What is allowed when is stated once, in diffs.refusal: while a diff
+has an unresolved comment thread, accept and ignore are refused (deny always works)."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from viewfinder.errors import Conflict, InvalidInput
-from viewfinder.services import baselines, builds, comparisons
+from viewfinder.errors import InvalidInput
+from viewfinder.services import baselines, builds, diffs
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import AcceptBuildResult, ApproveResult, ReviewResult
 from viewfinder.store.models import Baseline, Comparison, Context, Story, utcnow
@@ -18,34 +16,17 @@ from viewfinder.store.models import Baseline, Comparison, Context, Story, utcnow
 DECISIONS = {"accept": "accepted", "deny": "denied", "ignore": "ignored"}
 
 
-def _require_reviewable(row: Comparison) -> None:
-    result = comparisons.outcome(row)
-    if result is None:
-        raise Conflict(f"diff {row.id} is still computing: decide once it is done")
-    if result not in comparisons.REVIEWABLE:
-        raise InvalidInput(f"diff {row.id} has no change to review ({result})")
-
-
-def _require_no_open_threads(s: Session, row: Comparison, what: str) -> None:
-    threads = comparisons.open_threads(s, row.id)
-    if threads:
-        raise Conflict(
-            f"cannot {what} diff {row.id}: it has {threads} unresolved comment thread(s). "
-            "Read them (list comments), address them and resolve them first; deny always works."
-        )
+def _locked_facts(s: Session, row: Comparison) -> diffs.Facts:
+    """The diff's facts with its name's baselines row-locked (PostgreSQL), so that checking
+    which baseline is current and replacing it happen as one step for concurrent approvals."""
+    baselines.lock_name(s, row.project_id, row.name, row.variant)
+    return diffs.facts(s, row)
 
 
 def _approve_row(s: Session, actor: Actor, row: Comparison) -> Baseline:
-    """Make the diff's candidate the baseline it was compared with (the PR's for a PR diff)."""
+    """Make the diff's candidate the baseline it was compared with (the PR's for a PR diff).
+    The caller checked diffs.refusal first."""
     context = s.get(Context, row.context_id) if row.context_id else None
-    if context is not None and context.status == "closed":
-        raise Conflict(f"context is closed: diff {row.id} can no longer be approved")
-    baselines.lock_name(s, row.project_id, row.name, row.variant)
-    if comparisons.is_stale(s, row):
-        raise Conflict(
-            f"the baseline changed after diff {row.id} was computed: push (or upload) the "
-            "screenshot again to compare with the current baseline, then approve that diff"
-        )
     base = baselines.replace(
         s,
         actor,
@@ -64,6 +45,23 @@ def _approve_row(s: Session, actor: Actor, row: Comparison) -> Baseline:
     return base
 
 
+def _decide(s: Session, actor: Actor, row: Comparison, decision: str) -> bool:
+    """Record the decision, replacing the baseline when an approver accepts. Returns whether
+    the baseline changed. Raises what diffs.refusal names."""
+    f = _locked_facts(s, row)
+    refused = diffs.refusal(actor, row, f, decision)  # type: ignore[arg-type]
+    if refused is not None:
+        raise refused
+    updated = False
+    if decision == "accept" and actor.can("approve") and row.approved_at is None:
+        _approve_row(s, actor, row)
+        updated = True
+    row.decision = DECISIONS[decision]
+    row.decided_at = utcnow()
+    row.decided_by = actor.key_id
+    return updated
+
+
 def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewResult:
     """Record accept, deny or ignore. Accepting with the approve role also makes the candidate
     the baseline; with the review role alone the decision is recorded and the baseline waits
@@ -72,19 +70,8 @@ def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewRe
         raise InvalidInput(f"decision must be accept, deny or ignore (got {decision!r})")
     actor.require("review", "review diffs")
     with env.db.write() as s:
-        row = comparisons.get_row(s, actor, diff_id)
-        _require_reviewable(row)
-        if decision == "accept" and row.state == "failed":
-            raise InvalidInput(f"diff {row.id} failed ({row.failure_reason}): deny or ignore it")
-        if decision != "deny":
-            _require_no_open_threads(s, row, decision)
-        updated = False
-        if decision == "accept" and actor.can("approve") and row.approved_at is None:
-            _approve_row(s, actor, row)
-            updated = True
-        row.decision = DECISIONS[decision]
-        row.decided_at = utcnow()
-        row.decided_by = actor.key_id
+        row = diffs.get_row(s, actor, diff_id)
+        updated = _decide(s, actor, row, decision)
         s.flush()
         if updated:
             message = "Accepted; the candidate is now the baseline."
@@ -96,7 +83,7 @@ def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewRe
         else:
             message = f"Recorded: {DECISIONS[decision]}."
         return ReviewResult(
-            diff=comparisons.record(env, s, row), baseline_updated=updated, message=message
+            diff=diffs.record(env, s, row, actor), baseline_updated=updated, message=message
         )
 
 
@@ -128,7 +115,7 @@ def accept_build(
                 select(Comparison).where(Comparison.id.in_([st.comparison_id for st in stories]))
             )
         }
-        blocked = [st for st in stories if comparisons.open_threads(s, st.comparison_id or "")]
+        blocked = [st for st in stories if diffs.facts(s, rows[st.comparison_id or ""]).blockers]
         if blocked:
             names = ", ".join(st.name for st in blocked[:10])
             return AcceptBuildResult(
@@ -143,11 +130,7 @@ def accept_build(
             row = rows[st.comparison_id or ""]
             if row.decision != "pending":
                 continue
-            if actor.can("approve") and row.approved_at is None:
-                _approve_row(s, actor, row)
-            row.decision = "accepted"
-            row.decided_at = utcnow()
-            row.decided_by = actor.key_id
+            _decide(s, actor, row, "accept")
             accepted.append(row.id)
         note = (
             ""
@@ -169,7 +152,7 @@ def approve_diff(env: Env, actor: Actor, diff_id: str) -> ApproveResult:
     while a comment thread is open. Raises Forbidden, Conflict, InvalidInput, NotFound."""
     actor.require("approve", "approve diffs (change baselines)")
     with env.db.write() as s:
-        row = comparisons.get_row(s, actor, diff_id)
+        row = diffs.get_row(s, actor, diff_id)
         if row.approved_at is not None:
             base = s.scalar(
                 select(Baseline).where(
@@ -178,22 +161,18 @@ def approve_diff(env: Env, actor: Actor, diff_id: str) -> ApproveResult:
             )
             assert base is not None
             return ApproveResult(
-                diff=comparisons.record(env, s, row),
+                diff=diffs.record(env, s, row, actor),
                 baseline=baselines.record(env, base),
                 already_approved=True,
                 message=f"Already approved: {diff_id}.",
             )
-        if comparisons.outcome(row) is None:
-            raise Conflict(f"diff {row.id} is still computing: approve it once it is done")
-        if row.registered:
-            raise InvalidInput(f"diff {row.id} registered the first baseline; nothing to approve")
-        if row.state == "failed":
-            raise InvalidInput(f"diff {row.id} failed ({row.failure_reason}); nothing to approve")
-        _require_no_open_threads(s, row, "approve")
+        refused = diffs.refusal(actor, row, _locked_facts(s, row), "approve")
+        if refused is not None:
+            raise refused
         base = _approve_row(s, actor, row)
         pr = base.scope == "context"
         return ApproveResult(
-            diff=comparisons.record(env, s, row),
+            diff=diffs.record(env, s, row, actor),
             baseline=baselines.record(env, base),
             already_approved=False,
             message=(

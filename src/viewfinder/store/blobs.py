@@ -19,6 +19,7 @@ class BlobStore(Protocol):
     def put(self, data: bytes, sha256: str | None = None) -> str: ...
     def get(self, sha256: str) -> bytes: ...
     def exists(self, sha256: str) -> bool: ...
+    def delete(self, sha256: str) -> None: ...
 
 
 class DiskBlobStore:
@@ -63,6 +64,10 @@ class DiskBlobStore:
 
     def exists(self, sha256: str) -> bool:
         return self.path(sha256).exists()
+
+    def delete(self, sha256: str) -> None:
+        """Remove the blob (idempotent)."""
+        self.path(sha256).unlink(missing_ok=True)
 
 
 class S3BlobStore:
@@ -109,6 +114,14 @@ class S3BlobStore:
         except FileNotFoundError:
             return False
         return True
+
+    def delete(self, sha256: str) -> None:
+        import obstore
+
+        try:
+            obstore.delete(self.store, self.key(sha256))
+        except FileNotFoundError:
+            pass
 
 
 def open_store(blob_url: str | None, data_dir: Path, s3_endpoint: str | None = None) -> BlobStore:

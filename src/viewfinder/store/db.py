@@ -84,3 +84,16 @@ class Database:
     def dispose(self) -> None:
         self.read_engine.dispose()
         self.write_engine.dispose()
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A failure the database itself undid and that succeeds when tried again: a deadlock, a
+    serialization failure (PostgreSQL), a lock wait that timed out (SQLite's busy writer)."""
+    from sqlalchemy.exc import DBAPIError
+
+    if not isinstance(exc, DBAPIError):
+        return False
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if sqlstate in ("40P01", "40001"):  # deadlock_detected, serialization_failure
+        return True
+    return "database is locked" in str(exc.orig)

@@ -87,14 +87,18 @@ class ApiKey(Base):
 
 
 class Blob(Base):
-    """Stored bytes, shared by every project that uploads the same file."""
+    """Stored bytes, content-addressed and shared by every project that stores the same file:
+    screenshots and diff images (PNG), DOM snapshots and coverage (JSON), deployments (zip).
+    What a blob is of (an image's width and height) is kept by the rows that reference it; a
+    blob no row references any more is swept (see store/references.py)."""
 
     __tablename__ = "blobs"
 
     sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
     size: Mapped[int] = mapped_column(BigInteger)
-    width: Mapped[int | None]
-    height: Mapped[int | None]
+    media_type: Mapped[str] = mapped_column(
+        String(60), default="image/png", server_default=text("'image/png'")
+    )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -215,7 +219,8 @@ class Baseline(Base):
 
 
 class Comparison(Base):
-    """A candidate image compared with the baseline current at request time: a "diff"."""
+    """A candidate image compared with a base image (for a "diff", the baseline current when the
+    candidate arrived), owned by what asked for it: ``owner_kind`` story, push, images ..."""
 
     __tablename__ = "comparisons"
     __table_args__ = (Index("ix_comparisons_state", "state"),)
@@ -223,13 +228,16 @@ class Comparison(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
     image_id: Mapped[str] = mapped_column(ForeignKey("images.id"), index=True)
+    # Who asked for it and is settled when it finishes (services/comparisons.register_owner).
+    owner_kind: Mapped[str] = mapped_column(String(10))
+    owner_id: Mapped[str] = mapped_column(String(40))
     build_id: Mapped[str | None] = mapped_column(ForeignKey("builds.id"))
     context_id: Mapped[str | None] = mapped_column(ForeignKey("contexts.id"))
     name: Mapped[str] = mapped_column(String(200))
     variant: Mapped[str] = mapped_column(String(100), default="")
-    # The baseline compared with; None when this comparison registered the first baseline.
+    base_image_id: Mapped[str | None] = mapped_column(ForeignKey("images.id"))
+    # For a diff, the baseline compared with; None when this one registered the first baseline.
     baseline_id: Mapped[str | None] = mapped_column(ForeignKey("baselines.id"))
-    baseline_image_id: Mapped[str | None] = mapped_column(ForeignKey("images.id"))
     baseline_scope: Mapped[str | None] = mapped_column(String(10))
     registered: Mapped[bool] = mapped_column(Boolean, default=False)
     state: Mapped[str] = mapped_column(String(10), default="requested")  # requested|done|failed
@@ -283,19 +291,25 @@ class Story(Base):
 
 
 class Thread(Base):
-    """A comment on a diff: a root (with its anchor and status) or a reply to one."""
+    """What a person or an agent says about an image: a root (with its kind, anchor and status)
+    or a reply to one. It hangs on a subject: one side of a diff (``subject_type`` diff, ``side``
+    before or after), or one stored image (``image``: a checkup's screenshot). Kinds: comment,
+    mark (with a severity) and finding (a hint); services/lifecycle.py holds their moves."""
 
     __tablename__ = "threads"
-    __table_args__ = (Index("ix_threads_comparison", "comparison_id", "parent_id"),)
+    __table_args__ = (Index("ix_threads_subject", "subject_type", "subject_id", "parent_id"),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
-    comparison_id: Mapped[str] = mapped_column(ForeignKey("comparisons.id"))
+    subject_type: Mapped[str] = mapped_column(String(12))
+    subject_id: Mapped[str] = mapped_column(String(40))
+    side: Mapped[str | None] = mapped_column(String(6))
     parent_id: Mapped[str | None] = mapped_column(ForeignKey("threads.id"))
+    kind: Mapped[str] = mapped_column(String(10), default="comment")
+    severity: Mapped[str | None] = mapped_column(String(20))
     body: Mapped[str] = mapped_column(Text)
     anchor: Mapped[dict[str, Any] | None]
-    side: Mapped[str] = mapped_column(String(6), default="after")
-    status: Mapped[str] = mapped_column(String(10), default="open")  # open | resolved
+    status: Mapped[str] = mapped_column(String(12), default="open")
     author_key_id: Mapped[str] = mapped_column(String(40))
     author_name: Mapped[str] = mapped_column(String(100))
     author_is_agent: Mapped[bool] = mapped_column(Boolean, default=False)

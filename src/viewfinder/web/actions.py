@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from viewfinder.api.deps import call
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import baselines, contexts, reviews, threads
 from viewfinder.services.records import (
     AcceptBuildResult,

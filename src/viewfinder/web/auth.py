@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from viewfinder.api.deps import call
 from viewfinder.errors import Forbidden, Unauthenticated
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import projects
 from viewfinder.web import sessions
 from viewfinder.web.present import render

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from viewfinder.api.deps import call
 from viewfinder.errors import NotFound
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import baselines, contexts, projects, prs
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import BaselineRecord, Changeset, ContextRecord

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from PIL import Image as PILImage
 
-from viewfinder.api.deps import call
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import builds, images, renders
 from viewfinder.services.env import Actor, Env
 from viewfinder.web.sessions import env_of, viewer

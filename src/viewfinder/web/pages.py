@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
-from viewfinder.api.deps import call
 from viewfinder.errors import InvalidInput
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import builds
 from viewfinder.web import views
 from viewfinder.web.present import page, render

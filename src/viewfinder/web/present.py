@@ -14,7 +14,6 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from viewfinder import __version__
-from viewfinder.api.errors import status_of
 from viewfinder.errors import Unauthenticated, ViewfinderError
 from viewfinder.web.sessions import Viewer
 
@@ -100,7 +99,7 @@ def page(fn: Callable[P, Awaitable[Response]]) -> Callable[P, Awaitable[Response
             return render(
                 "error.html",
                 getattr(request.state, "viewer", None),
-                status=status_of(exc),
+                status=exc.status,
                 code=exc.code,
                 message=exc.message,
             )

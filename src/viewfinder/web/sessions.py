@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from fastapi import Request, Response
 
-from viewfinder.api.deps import call
 from viewfinder.errors import Forbidden, InvalidInput, Unauthenticated
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import projects
 from viewfinder.services.env import Actor, Env
 

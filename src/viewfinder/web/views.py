@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from viewfinder.services import builds, comparisons, images, threads
+from viewfinder.services import builds, diffs, images, threads
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     BuildRecord,
@@ -118,15 +118,6 @@ class StoryView:
     position: int
     modes: list[tuple[str, str, bool]] = field(default_factory=list)
 
-    @property
-    def decidable(self) -> bool:
-        """The story has a finished change a decision can be recorded on."""
-        return (
-            self.diff is not None
-            and self.story.state in comparisons.REVIEWABLE
-            and self.diff.outcome in comparisons.REVIEWABLE
-        )
-
 
 def _size(record: ImageRecord | None) -> tuple[int, int]:
     if record is None:
@@ -167,7 +158,7 @@ def _modes(panes: dict[str, Pane], diff: DiffRecord | None) -> list[tuple[str, s
 
 def story_view(env: Env, actor: Actor, story_id: str) -> StoryView:
     story = builds.get_story(env, actor, story_id)
-    diff = comparisons.get_diff(env, actor, story.diff_id) if story.diff_id else None
+    diff = diffs.get_diff(env, actor, story.diff_id) if story.diff_id else None
     thread_list = threads.list_comments(env, actor, diff.id) if diff else []
     build = build_view(env, actor, story.build_id)
     sequence = build.sequence()

@@ -5,8 +5,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, call, read_body, read_form
+from viewfinder.api.deps import ActorDep, EnvDep, read_body, read_form
 from viewfinder.errors import InvalidInput
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import builds, reviews
 from viewfinder.services.records import (
     AcceptBuildResult,

@@ -7,9 +7,10 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, call, read_body
+from viewfinder.api.deps import ActorDep, EnvDep, read_body
 from viewfinder.imaging.masks import MAX_MASKS
-from viewfinder.services import baselines, comparisons, contexts, images, prs, pushes
+from viewfinder.plumbing.offloop import call
+from viewfinder.services import baselines, contexts, diffs, images, prs, pushes
 from viewfinder.services.records import (
     BaselineRecord,
     Changeset,
@@ -90,7 +91,7 @@ class NoDiff(BaseModel):
 @router.get("/images/{image_id}/diff")
 async def image_diff(image_id: str, env: EnvDep, actor: ActorDep) -> DiffRecord | NoDiff:
     """The newest comparison of a pushed image (state none when it was never compared)."""
-    found = await call(comparisons.latest_for_image, env, actor, image_id)
+    found = await call(diffs.latest_for_image, env, actor, image_id)
     return found if found is not None else NoDiff(image_id=image_id)
 
 

@@ -5,8 +5,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, call
-from viewfinder.services import comparisons, renders, reviews, threads
+from viewfinder.api.deps import ActorDep, EnvDep
+from viewfinder.plumbing.offloop import call
+from viewfinder.services import diffs, renders, reviews, threads
 from viewfinder.services.records import ApproveResult, DiffRecord, ReviewResult, ThreadRecord
 
 router = APIRouter(tags=["diffs"])
@@ -14,7 +15,7 @@ router = APIRouter(tags=["diffs"])
 
 @router.get("/diffs/{diff_id}")
 async def get_diff(diff_id: str, env: EnvDep, actor: ActorDep) -> DiffRecord:
-    return await call(comparisons.get_diff, env, actor, diff_id)
+    return await call(diffs.get_diff, env, actor, diff_id)
 
 
 class ReviewBody(BaseModel):

@@ -7,7 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, call
+from viewfinder.api.deps import ActorDep, EnvDep
+from viewfinder.plumbing.offloop import call
 from viewfinder.services import images, projects, urls
 from viewfinder.services.records import KeyRecord, NewKey, ProjectRecord, UsageRecord
 

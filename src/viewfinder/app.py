@@ -1,21 +1,24 @@
-"""The ASGI application: `create_app(settings)` builds it with its own Env, runs migrations and
-(unless told not to) the comparison workers for the app's lifetime."""
+"""The composition root: the one place that knows every front door. `create_app(settings)`
+builds the ASGI application (REST API, MCP endpoints and dashboard over one Env), runs the
+migrations and, unless told not to, keeps the worker processes running for its lifetime."""
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from viewfinder import __version__, web
-from viewfinder.api import errors
-from viewfinder.api.routes import builds, delivery, diffs, project
+from viewfinder import __version__, api, web
 from viewfinder.jobs.supervisor import Supervisor
 from viewfinder.mcp import card as mcp_card
 from viewfinder.mcp import http as mcp_http
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
+
+# What a supervised worker process runs (see viewfinder.launch).
+WORKER_COMMAND = (sys.executable, "-m", "viewfinder.launch", "--supervised")
 
 
 def create_app(
@@ -29,7 +32,7 @@ def create_app(
         own = env is None
         app.state.env = env or Env.open(settings)
         count = settings.workers if workers is None else workers
-        supervisor = Supervisor(app.state.env, count) if count else None
+        supervisor = Supervisor(app.state.env, count, WORKER_COMMAND) if count else None
         if supervisor:
             supervisor.start()
         try:
@@ -49,12 +52,9 @@ def create_app(
     )
     if env is not None:
         app.state.env = env
-    errors.install(app)
+    api.install(app)
     mcp_card.install(app, settings.public_url)
     mcp_servers = mcp_http.mount(app, lambda: app.state.env, settings.public_url)
-    for router in (project.router, builds.router, diffs.router, delivery.router):
-        app.include_router(router, prefix="/api/v1")
-    app.include_router(project.public)
     web.install(app)
 
     @app.get("/healthz", tags=["health"])

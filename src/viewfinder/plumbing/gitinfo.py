@@ -1,5 +1,5 @@
-"""What the CLI can learn from the environment and the git checkout it runs in: the repository
-of a PR and the current commit."""
+"""What a command on the caller's machine (the CLI, the stdio MCP server) can learn from the
+environment and the git checkout it runs in: the repository of a PR and the current commit."""
 
 from __future__ import annotations
 
@@ -47,16 +47,3 @@ def resolve_repo(given: str | None) -> str | None:
 
 def head_commit() -> str | None:
     return _git("rev-parse", "HEAD")
-
-
-def repo_for_pr(given: str | None) -> str:
-    """The repository a --pr belongs to, or exit 2 asking for --repo."""
-    from viewfinder.cli.output import fail
-
-    repo = resolve_repo(given)
-    if repo is None:
-        fail(
-            "--pr needs the repository: pass --repo owner/name (or set VIEWFINDER_REPO); it "
-            "could not be read from GITHUB_REPOSITORY or a GitHub `origin` remote"
-        )
-    return repo

@@ -1,18 +1,16 @@
-"""Builds: one CI run for a commit, a set of named stories compared with their baselines."""
+"""Reading builds: a build's record, verdict and counts, its stories a page at a time (likely
+regressions first), selecting a build by id, commit or PR, and listing builds."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
-from viewfinder.errors import Conflict, InvalidInput, NotFound
-from viewfinder.ids import new_id
-from viewfinder.services import baselines, comparisons, contexts, images
+from viewfinder.errors import InvalidInput, NotFound
+from viewfinder.services import comparisons, contexts, diffs, lifecycle
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.pagination import Cursor, page_limit
 from viewfinder.services.records import (
@@ -25,18 +23,9 @@ from viewfinder.services.records import (
     Urls,
 )
 from viewfinder.services.urls import file_url
-from viewfinder.store.models import (
-    Baseline,
-    Build,
-    Comparison,
-    Context,
-    Image,
-    Story,
-    Thread,
-    utcnow,
-)
+from viewfinder.store.models import Baseline, Build, Comparison, Image, Story, Thread
 
-_SHA = re.compile(r"^[0-9a-fA-F]{4,64}$")
+_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 LISTED_STATES = ("changed", "new", "removed", "failed", "unchanged")
 BUILDS_DEFAULT, BUILDS_MAX = 20, 100
 
@@ -57,201 +46,6 @@ def _get_build(s: Session, actor: Actor, build_id: str, lock: str | None = None)
     if build is None or build.project_id != actor.project_id:
         raise NotFound(f"no build {build_id!r} in this project")
     return build
-
-
-def create_build(
-    env: Env,
-    actor: Actor,
-    *,
-    commit_sha: str,
-    branch: str | None = None,
-    repo: str | None = None,
-    pr_number: int | None = None,
-) -> BuildRecord:
-    """Open a build to upload stories into. A PR number needs the repo. Raises InvalidInput,
-    Forbidden."""
-    actor.require("upload", "upload screenshots")
-    sha = check_sha(commit_sha)
-    repo = contexts.check_repo(repo)
-    pr_number = contexts.check_pr(pr_number)
-    if branch is not None and not 1 <= len(branch) <= 300:
-        raise InvalidInput("branch is 1 to 300 characters")
-    with env.db.write() as s:
-        context = None
-        if pr_number is not None:
-            key = contexts.pr_key(repo, pr_number)
-            context = contexts.get_or_create(
-                s, actor.project_id, "github_pr", key, repo=repo, pr_number=pr_number
-            )
-        build = Build(
-            id=new_id("bld"),
-            project_id=actor.project_id,
-            commit_sha=sha,
-            branch=branch,
-            repo=repo,
-            pr_number=pr_number,
-            context_id=context.id if context else None,
-            created_by=actor.key_id,
-        )
-        s.add(build)
-        s.flush()
-        return build_record(env, s, build)
-
-
-@dataclass(frozen=True)
-class StoryUpload:
-    name: str
-    variant: str | None
-    data: bytes
-
-
-MAX_BATCH = 200
-
-
-def add_story(
-    env: Env, actor: Actor, build_id: str, *, name: str, variant: str | None, data: bytes
-) -> StoryRecord:
-    """Upload one story's screenshot; see add_stories."""
-    return add_stories(env, actor, build_id, [StoryUpload(name, variant, data)])[0]
-
-
-def add_stories(
-    env: Env, actor: Actor, build_id: str, uploads: Sequence[StoryUpload]
-) -> list[StoryRecord]:
-    """Upload stories' screenshots and request their comparisons, all or none: every file is
-    checked before anything is stored. Uploading the same bytes again under the same name is a
-    no-op (safe to retry); other bytes under a taken name conflict.
-    Raises InvalidInput, InvalidImage, ImageTooLarge, QuotaExceeded, Conflict, NotFound."""
-    actor.require("upload", "upload screenshots")
-    if not 1 <= len(uploads) <= MAX_BATCH:
-        raise InvalidInput(f"send 1 to {MAX_BATCH} stories at a time (got {len(uploads)})")
-    checked: list[tuple[str, str, images.CheckedFile]] = []
-    for upload in uploads:
-        name = images.check_name(upload.name)
-        variant = images.check_viewport(upload.variant)
-        checked.append((name, variant, images.check_png(env, upload.data, what=f"story {name!r}")))
-    keys = [(name, variant) for name, variant, _ in checked]
-    if len(set(keys)) != len(keys):
-        raise InvalidInput("the same story name and variant appears twice in one upload")
-    with env.db.read() as s:
-        _get_build(s, actor, build_id)
-    for file in {f.sha256: f for _, _, f in checked}.values():
-        images.store_blob(env, file)
-    with env.db.write() as s:
-        build = _get_build(s, actor, build_id, lock="share")
-        if build.status != "uploading":
-            raise Conflict(f"build {build_id} is finalized: open a new build for new screenshots")
-        existing = _existing_stories(s, build.id, set(keys))
-        fresh = []
-        for name, variant, file in checked:
-            old = existing.get((name, variant))
-            if old is not None and old[1] != file.sha256:
-                raise Conflict(
-                    f"build {build_id} already has a story {name!r}"
-                    + (f" at {variant}" if variant else "")
-                    + " with other bytes: story names must be unique within a build"
-                )
-            if old is None:
-                fresh.append((name, variant, file))
-        context = s.get(Context, build.context_id) if build.context_id else None
-        known = baselines.current_many(s, actor.project_id, {(n, v) for n, v, _ in fresh}, context)
-        rows = images.insert_images(
-            s,
-            actor,
-            [
-                (file, images.NewImage(name, variant, "build", build.id, None, build.commit_sha))
-                for name, variant, file in fresh
-            ],
-        )
-        made: dict[tuple[str, str], Story] = {}
-        for image in rows:
-            key = (image.name, image.variant)
-            diff = comparisons.request(
-                s, actor, image, context=context, build_id=build.id, known=known.get(key)
-            )
-            made[key] = Story(
-                id=new_id("sty"),
-                project_id=actor.project_id,
-                build_id=build.id,
-                name=image.name,
-                variant=image.variant,
-                image_id=image.id,
-                comparison_id=diff.id,
-                state=comparisons.story_state(diff),
-            )
-        s.add_all(made.values())
-        s.flush()
-        ordered = [made.get(key) or existing[key][0] for key in keys]
-        return story_records(env, s, ordered)
-
-
-def _existing_stories(
-    s: Session, build_id: str, keys: set[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[Story, str]]:
-    rows = s.execute(
-        select(Story, Image.sha256)
-        .join(Image, Image.id == Story.image_id)
-        .where(Story.build_id == build_id, tuple_(Story.name, Story.variant).in_(sorted(keys)))
-    ).all()
-    return {(story.name, story.variant): (story, sha) for story, sha in rows}
-
-
-def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:
-    """Close the build for uploads: baselines with no story in it are reported removed, and the
-    build completes when its last comparison does. Idempotent."""
-    actor.require("upload", "upload screenshots")
-    with env.db.write() as s:
-        build = _get_build(s, actor, build_id, lock="update")
-        if build.status != "uploading":
-            return build_record(env, s, build)
-        present = set(
-            s.execute(select(Story.name, Story.variant).where(Story.build_id == build.id)).all()
-        )
-        context = s.get(Context, build.context_id) if build.context_id else None
-        for base in _current_baselines(s, actor.project_id, context):
-            if (base.name, base.variant) not in present:
-                s.add(
-                    Story(
-                        id=new_id("sty"),
-                        project_id=actor.project_id,
-                        build_id=build.id,
-                        name=base.name,
-                        variant=base.variant,
-                        baseline_id=base.id,
-                        state="removed",
-                    )
-                )
-        build.finalized_at = utcnow()
-        pending = s.scalar(
-            select(func.count()).where(Story.build_id == build.id, Story.state == "pending")
-        )
-        build.status = "comparing" if pending else "done"
-        if not pending:
-            build.completed_at = utcnow()
-        s.flush()
-        return build_record(env, s, build)
-
-
-def _current_baselines(s: Session, project_id: str, context: Context | None) -> list[Baseline]:
-    """The baselines a build is expected to cover: shared ones, overlaid by the PR's own."""
-    current: dict[tuple[str, str], Baseline] = {}
-    scopes: list[tuple[str, str | None]] = [("shared", None)]
-    if baselines.uses_own_baselines(context) and context is not None:
-        scopes.append(("context", context.id))
-    for scope, context_id in scopes:
-        query = select(Baseline).where(
-            Baseline.project_id == project_id,
-            Baseline.scope == scope,
-            Baseline.ended_at.is_(None),
-        )
-        if context_id is not None:
-            query = query.where(Baseline.context_id == context_id)
-        for row in s.scalars(query):
-            current[(row.name, row.variant)] = row
-    return list(current.values())
-
-
-# ---- reading ---------------------------------------------------------------------------------
 
 
 def counts(s: Session, build_id: str) -> Counts:
@@ -321,13 +115,13 @@ def build_record(env: Env, s: Session, build: Build) -> BuildRecord:
 
 def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecord]:
     diff_ids = [st.comparison_id for st in stories if st.comparison_id]
-    diffs = (
+    rows = (
         {d.id: d for d in s.scalars(select(Comparison).where(Comparison.id.in_(diff_ids)))}
         if diff_ids
         else {}
     )
     image_ids = [st.image_id for st in stories if st.image_id]
-    image_ids += [d.baseline_image_id for d in diffs.values() if d.baseline_image_id]
+    image_ids += [d.base_image_id for d in rows.values() if d.base_image_id]
     removed_ids = [st.baseline_id for st in stories if st.baseline_id]
     removed_images = (
         dict(
@@ -347,13 +141,13 @@ def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecor
     threads = (
         dict(
             s.execute(
-                select(Thread.comparison_id, func.count())
+                select(Thread.subject_id, func.count())
                 .where(
-                    Thread.comparison_id.in_(diff_ids),
-                    Thread.parent_id.is_(None),
-                    Thread.status == "open",
+                    Thread.subject_type == "diff",
+                    Thread.subject_id.in_(diff_ids),
+                    lifecycle.unresolved_clause(),
                 )
-                .group_by(Thread.comparison_id)
+                .group_by(Thread.subject_id)
             ).all()
         )
         if diff_ids
@@ -361,8 +155,8 @@ def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecor
     )
     out = []
     for st in stories:
-        diff = diffs.get(st.comparison_id or "")
-        base_image = diff.baseline_image_id if diff else removed_images.get(st.baseline_id or "")
+        diff = rows.get(st.comparison_id or "")
+        base_image = diff.base_image_id if diff else removed_images.get(st.baseline_id or "")
 
         def url(image_id: str | None) -> str | None:
             sha = shas.get(image_id or "")
@@ -381,7 +175,7 @@ def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecor
                 changed_pixels=diff.changed_pixels if diff else None,
                 verdict=comparisons.verdict(diff) if diff else None,
                 summary=diff.analysis.get("summary") if diff and diff.analysis else None,
-                decision=diff.decision if diff and st.state in comparisons.REVIEWABLE else None,
+                decision=diff.decision if diff and st.state in diffs.REVIEWABLE else None,
                 open_threads=int(threads.get(st.comparison_id or "", 0)),
                 urls=Urls(
                     baseline=url(base_image),

@@ -1,5 +1,8 @@
-"""`viewfinder serve` and `viewfinder worker`: the processes of a server, run on this machine
-from the data directory (no API key involved)."""
+"""The processes of a server, started from the command line: `viewfinder serve` (the ASGI app
+and its workers), `viewfinder worker` (one more worker, to scale out) and `viewfinder mcp`
+(the stdio MCP server). Part of the composition root: it may start every front door.
+
+`python -m viewfinder.launch --supervised` is what `viewfinder serve` runs for each worker."""
 
 from __future__ import annotations
 
@@ -10,74 +13,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from viewfinder.cli.local import DataDirOption, database_name, print_keys, settings_for
 from viewfinder.cli.output import fail
 
 if TYPE_CHECKING:
-    from viewfinder.services.projects import Bootstrap
     from viewfinder.settings import Settings
-
-DataDirOption = Annotated[
-    Path,
-    typer.Option(
-        "--data-dir",
-        envvar="VIEWFINDER_DATA_DIR",
-        metavar="DIR",
-        help="Where the database (unless VIEWFINDER_DATABASE_URL is set), blobs and the "
-        "signing secret live.",
-    ),
-]
-
-# What each first-start key is for, in the words a person deciding which to hand out needs.
-KEY_USES = {
-    "admin": "everything: keys, approving baselines, reviews, uploads",
-    "ci": "CI: upload builds and push screenshots",
-    "agent": "agents: push screenshots, review diffs and comment",
-}
-
-
-def settings_for(data_dir: Path, **overrides: object) -> Settings:
-    """Settings from VIEWFINDER_* variables, with the command line's values on top."""
-    from pydantic import ValidationError
-
-    from viewfinder.settings import Settings
-
-    try:
-        return Settings(data_dir=data_dir).model_copy(update=overrides)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        name = "_".join(str(p) for p in first["loc"]).upper()
-        fail(f"invalid setting VIEWFINDER_{name}: {first['msg']}")
-
-
-def database_name(settings: Settings) -> str:
-    """The database URL for messages, without its password."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(settings.resolved_database_url).render_as_string(hide_password=True)
-
-
-def _print_keys(boot: Bootstrap, url: str) -> None:
-    typer.echo(
-        f'First start: project "{boot.project.name}" and its API keys, shown only this once:'
-    )
-    for name, key in boot.keys.items():
-        roles = ",".join(key.roles)
-        typer.echo(f"  {name:<6} {key.key}  role {roles:<7} {KEY_USES.get(name, '')}")
-    typer.echo("Point the CLI at this server:")
-    typer.echo(f"  export VIEWFINDER_URL={url}")
-    typer.echo("  export VIEWFINDER_KEY=<one of the keys above>")
-    typer.echo("More keys later: viewfinder keys create --role upload|review|approve|admin")
-    typer.echo("Connect an agent over MCP (the agent key is meant for this):")
-    typer.echo(
-        f"  Claude Code: claude mcp add --transport http viewfinder {url}/mcp "
-        "--header 'Authorization: Bearer ${VIEWFINDER_KEY}'"
-    )
-    typer.echo(
-        '  Cursor (.cursor/mcp.json): {"mcpServers": {"viewfinder": {"url": "'
-        + url
-        + '/mcp", "headers": {"Authorization": "Bearer <key>"}}}}'
-    )
-    typer.echo(f"  stdio: VIEWFINDER_URL={url} VIEWFINDER_KEY=<key> viewfinder mcp")
 
 
 def serve(
@@ -106,7 +46,7 @@ def serve(
     import uvicorn
     from sqlalchemy.exc import SQLAlchemyError
 
-    from viewfinder.api.app import create_app
+    from viewfinder.app import create_app
     from viewfinder.services import projects
     from viewfinder.services.env import Env
 
@@ -131,7 +71,7 @@ def serve(
         project = boot.project.model_dump(mode="json") if boot else None
         typer.echo(json.dumps({"url": url, "project": project, "keys": keys}))
     elif boot is not None:
-        _print_keys(boot, url)
+        print_keys(boot, url)
     else:
         typer.echo(f"Data in {settings.data_dir}; the API keys were printed on the first start.")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
@@ -139,12 +79,7 @@ def serve(
 
 def worker(data_dir: DataDirOption = Path(".viewfinder")) -> None:
     """Run one comparison worker against the server's database and blobs (to scale out)."""
-    import logging
-
-    from viewfinder.jobs.worker import run
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
-    run(settings_for(data_dir))
+    run_worker(settings_for(data_dir))
 
 
 def mcp(
@@ -168,3 +103,37 @@ def mcp(
         run(profile, settings_for(data_dir))
     except ViewfinderError as exc:
         fail(f"[{exc.code}] {exc.message}")
+
+
+def run_worker(settings: Settings, *, supervised: bool = False) -> None:
+    """Work until SIGTERM or SIGINT; a supervised worker also stops when its server is gone,
+    even if the server was killed outright."""
+    import logging
+    import signal
+    import threading
+
+    from viewfinder.jobs import worker
+    from viewfinder.runtime import tune_allocator
+    from viewfinder.services import background
+    from viewfinder.services.env import Env
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
+    tune_allocator()
+    background.register()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    parent = os.getppid()
+    env = Env.open(settings, migrate=False)
+    try:
+        worker.run(env, stop=stop, alive=lambda: not supervised or os.getppid() == parent)
+    finally:
+        env.close()
+
+
+if __name__ == "__main__":
+    import sys
+
+    from viewfinder.settings import Settings
+
+    run_worker(Settings(), supervised="--supervised" in sys.argv[1:])

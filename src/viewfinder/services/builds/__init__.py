@@ -1,0 +1,57 @@
+"""Builds: one CI run for a commit, a set of named stories compared with their baselines.
+Writing (open, upload, finalize) and reading (records, story pages, selectors, lists) live in
+their own modules; this package offers both under one name."""
+
+from viewfinder.services.builds.reading import (
+    BUILD_STATUSES,
+    BUILDS_DEFAULT,
+    BUILDS_MAX,
+    LISTED_STATES,
+    build_record,
+    build_url,
+    check_sha,
+    counts,
+    get_build,
+    get_story,
+    list_build_stories,
+    list_builds,
+    resolve_selector,
+    story_records,
+)
+from viewfinder.services.builds.writing import (
+    MAX_BATCH,
+    RANKS,
+    StoryUpload,
+    add_stories,
+    add_story,
+    create_build,
+    finalize_build,
+    settle_story,
+    story_state,
+)
+
+__all__ = [
+    "BUILDS_DEFAULT",
+    "BUILDS_MAX",
+    "BUILD_STATUSES",
+    "LISTED_STATES",
+    "MAX_BATCH",
+    "RANKS",
+    "StoryUpload",
+    "add_stories",
+    "add_story",
+    "build_record",
+    "build_url",
+    "check_sha",
+    "counts",
+    "create_build",
+    "finalize_build",
+    "get_build",
+    "get_story",
+    "list_build_stories",
+    "list_builds",
+    "resolve_selector",
+    "settle_story",
+    "story_records",
+    "story_state",
+]

@@ -1,0 +1,298 @@
+"""Diffs: an image compared with the baseline current when it arrived (a build's story, or a
+pushed screenshot), and reviewed. The first image of a name registers itself as the baseline.
+
+The rules of what may be decided on a diff live here once (``refusal``): the services enforce
+them, and every record carries their answer for its viewer (``can_accept``, ``blocked_by`` ...),
+so adapters ask rather than restate."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from viewfinder.errors import Conflict, InvalidInput, NotFound, ViewfinderError
+from viewfinder.imaging import Mask
+from viewfinder.services import baselines, comparisons, lifecycle
+from viewfinder.services.env import Actor, Env
+from viewfinder.services.records import DiffRecord, Urls
+from viewfinder.services.urls import file_url
+from viewfinder.store.models import Baseline, Comparison, Context, Image, Story
+
+# Outcomes (and the story states named after them) a decision can be recorded on.
+REVIEWABLE = ("changed", "failed")
+Action = Literal["accept", "deny", "ignore", "approve"]
+
+
+def request(
+    s: Session,
+    actor: Actor,
+    image: Image,
+    *,
+    context: Context | None,
+    owner_kind: str,
+    owner_id: str,
+    build_id: str | None = None,
+    masks: tuple[Mask, ...] = (),
+    max_diff_ratio: float = 0.0,
+    known: tuple[Baseline, str] | None | bool = False,
+) -> Comparison:
+    """Compare the image with its baseline (the PR's own, else the shared one). Without a
+    baseline the image becomes one (done at once). ``known`` passes the baseline and its sha256
+    (or None for none) when the caller looked them up already, for many images at once."""
+    if known is False:
+        base = baselines.current(s, actor.project_id, image.name, image.variant, context)
+        base_sha = s.scalar(select(Image.sha256).where(Image.id == base.image_id)) if base else None
+    else:
+        base, base_sha = known if isinstance(known, tuple) else (None, None)
+    row = comparisons.new_row(
+        actor,
+        image,
+        owner_kind=owner_kind,
+        owner_id=owner_id,
+        masks=masks,
+        max_diff_ratio=max_diff_ratio,
+    )
+    row.build_id = build_id
+    row.context_id = context.id if context else None
+    if base is None or base_sha is None:
+        comparisons.settle_unpaired(s, row)
+        baselines.replace(
+            s,
+            actor,
+            name=image.name,
+            variant=image.variant,
+            context=context,
+            image_id=image.id,
+            source="registered",
+            comparison_id=row.id,
+            none_current=known is not False,
+        )
+        row.registered = True
+        return row
+    row.baseline_id = base.id
+    row.baseline_scope = base.scope
+    base_image = s.get(Image, base.image_id)
+    assert base_image is not None
+    comparisons.request(s, row, image, base_image, base_sha)
+    return row
+
+
+def get_row(s: Session, actor: Actor, diff_id: str) -> Comparison:
+    row = s.get(Comparison, diff_id)
+    if row is None or row.project_id != actor.project_id or row.owner_kind == comparisons.DIRECT:
+        raise NotFound(f"no diff {diff_id!r} in this project", diff_id=diff_id)
+    return row
+
+
+def is_stale(s: Session, row: Comparison) -> bool:
+    """The baseline this diff was compared with is no longer the one a new compare would use
+    (and this diff's own approval is not what replaced it)."""
+    if row.registered or row.baseline_id is None or row.approved_at is not None:
+        return False
+    context = s.get(Context, row.context_id) if row.context_id else None
+    now = baselines.current(s, row.project_id, row.name, row.variant, context)
+    return now is None or now.id != row.baseline_id
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the rules of a diff depend on, read once."""
+
+    outcome: str | None
+    stale: bool
+    closed: bool
+    blockers: list[str]  # unresolved threads that block accepting, oldest first
+
+
+def facts(s: Session, row: Comparison) -> Facts:
+    context = s.get(Context, row.context_id) if row.context_id else None
+    return Facts(
+        outcome=comparisons.outcome(row),
+        stale=is_stale(s, row),
+        closed=context is not None and context.status == "closed",
+        blockers=lifecycle.blocking(s, "diff", row.id),
+    )
+
+
+def _threads_refusal(row: Comparison, f: Facts, verb: str) -> Conflict:
+    return Conflict(
+        f"cannot {verb} diff {row.id}: it has {len(f.blockers)} unresolved comment thread(s). "
+        "Read them (list comments), address them and resolve them first; deny always works.",
+        diff_id=row.id,
+        blocked_by=f.blockers,
+    )
+
+
+def _approval_refusal(row: Comparison, f: Facts) -> ViewfinderError | None:
+    """Why replacing the baseline with this diff's candidate is refused now, or None."""
+    if f.closed:
+        return Conflict(f"context is closed: diff {row.id} can no longer be approved")
+    if f.stale:
+        return Conflict(
+            f"the baseline changed after diff {row.id} was computed: push (or upload) the "
+            "screenshot again to compare with the current baseline, then approve that diff",
+            diff_id=row.id,
+        )
+    return None
+
+
+def refusal(actor: Actor, row: Comparison, f: Facts, action: Action) -> ViewfinderError | None:
+    """Why ``action`` on this diff is refused for this actor now, or None when it is allowed.
+    The one statement of the review rules: services raise it, records report it."""
+    if action == "approve":
+        forbidden = actor.refusal("approve", "approve diffs (change baselines)")
+        if forbidden is not None or row.approved_at is not None:
+            return forbidden  # approving twice answers "already approved"
+        if f.outcome is None:
+            return Conflict(f"diff {row.id} is still computing: approve it once it is done")
+        if row.registered:
+            return InvalidInput(f"diff {row.id} registered the first baseline; nothing to approve")
+        if row.state == "failed":
+            return InvalidInput(f"diff {row.id} failed ({row.failure_reason}); nothing to approve")
+        if f.blockers:
+            return _threads_refusal(row, f, "approve")
+        return _approval_refusal(row, f)
+    forbidden = actor.refusal("review", "review diffs")
+    if forbidden is not None:
+        return forbidden
+    if f.outcome is None:
+        return Conflict(f"diff {row.id} is still computing: decide once it is done")
+    if f.outcome not in REVIEWABLE:
+        return InvalidInput(f"diff {row.id} has no change to review ({f.outcome})")
+    if action == "accept" and row.state == "failed":
+        return InvalidInput(f"diff {row.id} failed ({row.failure_reason}): deny or ignore it")
+    if action != "deny" and f.blockers:
+        return _threads_refusal(row, f, action)
+    if action == "accept" and actor.can("approve") and row.approved_at is None:
+        return _approval_refusal(row, f)  # an approver's accept replaces the baseline too
+    return None
+
+
+def found(row: Comparison) -> str:
+    """What the comparison found, in one sentence."""
+    result = comparisons.outcome(row)
+    if result is None:
+        return "Still computing."
+    if result == "failed":
+        return f"The comparison failed: {row.failure_reason}."
+    if result == "registered":
+        return "Registered as the baseline: there was none for this name."
+    pixels = ""
+    if row.changed_pixels is not None and row.compared_pixels:
+        pixels = f" ({row.changed_pixels:,} of {row.compared_pixels:,} pixels)"
+    share = f"{(row.diff_ratio or 0):.4%}"
+    if result == "unchanged":
+        why = ""
+        if row.changed_pixels:
+            noise = bool(row.analysis and row.analysis.get("noise"))
+            why = (
+                ", all rendering noise"
+                if noise
+                else f", within max_diff_ratio {row.max_diff_ratio:g}"
+            )
+        return f"Unchanged: {share} of pixels differ{pixels}{why}."
+    regions = len(row.regions)
+    return (
+        f"Changed: {share} of pixels differ{pixels} in {regions} "
+        f"region{'s' if regions != 1 else ''}."
+    )
+
+
+def _next_step(row: Comparison, f: Facts) -> str:
+    result = f.outcome
+    if result is None:
+        return "The comparison is still computing: ask again in a moment."
+    if result == "failed":
+        return f"The comparison failed ({row.failure_reason}): fix the image and push it again."
+    if result == "registered":
+        return "No baseline existed: this image is now the baseline. Nothing to review."
+    if result == "unchanged":
+        return "Nothing to review."
+    if row.approved_at is not None:
+        return "Approved: this image is the baseline now."
+    if f.stale:
+        return "The baseline changed after this comparison: push the screenshot again to compare."
+    if f.closed:
+        return "The context is closed; this diff can no longer be approved."
+    if f.blockers:
+        return f"Resolve the {len(f.blockers)} open comment thread(s), then accept or deny."
+    return (
+        "Look at the diff image; accept (or approve) if the change is intended, deny it and fix "
+        "the code if not."
+    )
+
+
+def record(env: Env, s: Session, row: Comparison, viewer: Actor) -> DiffRecord:
+    """The diff as ``viewer`` sees it: what was found, and what the viewer may do with it."""
+    f = facts(s, row)
+    baseline_sha, candidate_sha = comparisons.image_shas(s, row)
+    story_id = s.scalar(select(Story.id).where(Story.comparison_id == row.id))
+    return DiffRecord(
+        id=row.id,
+        image_id=row.image_id,
+        build_id=row.build_id,
+        story_id=story_id,
+        context_id=row.context_id,
+        name=row.name,
+        variant=row.variant,
+        outcome=f.outcome,
+        found=found(row),
+        baseline_id=row.baseline_id,
+        baseline_image_id=row.base_image_id,
+        baseline_scope=row.baseline_scope,
+        **comparisons.result_fields(row),
+        stale=f.stale,
+        decision=row.decision,
+        decided_by=row.decided_by,
+        decided_at=row.decided_at,
+        approved_by=row.approved_by,
+        approved_at=row.approved_at,
+        open_threads=len(f.blockers),
+        blocked_by=f.blockers,
+        can_decide=refusal(viewer, row, f, "deny") is None,
+        can_accept=refusal(viewer, row, f, "accept") is None,
+        can_ignore=refusal(viewer, row, f, "ignore") is None,
+        can_approve=refusal(viewer, row, f, "approve") is None and row.approved_at is None,
+        urls=Urls(
+            baseline=file_url(env, baseline_sha) if baseline_sha else None,
+            candidate=file_url(env, candidate_sha) if candidate_sha else None,
+            diff=file_url(env, row.diff_sha256) if row.diff_sha256 else None,
+        ),
+        next_step=_next_step(row, f),
+    )
+
+
+def get_diff(env: Env, actor: Actor, diff_id: str) -> DiffRecord:
+    with env.db.read() as s:
+        return record(env, s, get_row(s, actor, diff_id), actor)
+
+
+def latest_for_image(env: Env, actor: Actor, image_id: str) -> DiffRecord | None:
+    """The newest diff of an image, or None when it was never compared."""
+    from viewfinder.services.images import get_image_row
+
+    with env.db.read() as s:
+        get_image_row(s, actor, image_id)
+        row = s.scalar(
+            select(Comparison)
+            .where(Comparison.image_id == image_id, Comparison.owner_kind != comparisons.DIRECT)
+            .order_by(Comparison.id.desc())
+            .limit(1)
+        )
+        return record(env, s, row, actor) if row is not None else None
+
+
+def wait_for(env: Env, actor: Actor, diff_id: str, *, timeout: float) -> DiffRecord:
+    """The diff once computed, or as it stands after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        record_now = get_diff(env, actor, diff_id)
+        if record_now.state != "requested" or time.monotonic() >= deadline:
+            return record_now
+        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
+        delay = min(delay * 1.5, 0.5)

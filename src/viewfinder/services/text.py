@@ -1,0 +1,34 @@
+"""Text that people and agents send: bounded, and free of control characters (a NUL byte is
+refused by PostgreSQL and invisible in every view), checked once for every field."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from viewfinder.errors import InvalidInput
+
+# Line breaks and tabs are text in a comment; every other control character is not.
+_MULTILINE_OK = frozenset("\n\r\t")
+
+
+def check_text(
+    what: str, value: object, *, maximum: int, minimum: int = 1, multiline: bool = True
+) -> str:
+    """The value when it is a string of ``minimum`` to ``maximum`` characters (not only
+    spaces) without control characters. Raises InvalidInput naming the field."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be text (got {type(value).__name__})")
+    if minimum and not value.strip():
+        raise InvalidInput(f"{what} is {minimum} to {maximum} characters; this one is empty")
+    if len(value) > maximum:
+        raise InvalidInput(
+            f"{what} is {minimum} to {maximum} characters; this one has {len(value)}"
+        )
+    allowed = _MULTILINE_OK if multiline else frozenset()
+    for position, char in enumerate(value):
+        if char not in allowed and unicodedata.category(char) in ("Cc", "Cs"):
+            raise InvalidInput(
+                f"{what} contains a control character (U+{ord(char):04X}) at position "
+                f"{position}: remove it"
+            )
+    return value

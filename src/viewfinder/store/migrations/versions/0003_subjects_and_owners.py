@@ -1,0 +1,98 @@
+"""threads on any subject, comparisons owned by what asked for them, blobs of any kind
+
+- threads: subject_type + subject_id (+ side, now optional) instead of comparison_id; kind
+  (comment, mark, finding) and severity; status wide enough for in_progress.
+- comparisons: owner_kind + owner_id; baseline_image_id becomes base_image_id.
+- blobs: media_type; width and height leave (the rows that reference a blob keep them).
+
+Revision ID: 0003
+Revises: 0002
+Create Date: 2026-12-01 21:00:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0003"
+down_revision = "0002"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("threads") as batch:
+        batch.add_column(sa.Column("subject_type", sa.String(12), nullable=True))
+        batch.add_column(sa.Column("subject_id", sa.String(40), nullable=True))
+        batch.add_column(sa.Column("kind", sa.String(10), nullable=True))
+        batch.add_column(sa.Column("severity", sa.String(20), nullable=True))
+        batch.alter_column("status", type_=sa.String(12), existing_nullable=False)
+        batch.alter_column("side", existing_type=sa.String(6), nullable=True)
+    op.execute(
+        "UPDATE threads SET subject_type = 'diff', subject_id = comparison_id, kind = 'comment'"
+    )
+    with op.batch_alter_table("threads") as batch:
+        batch.alter_column("subject_type", existing_type=sa.String(12), nullable=False)
+        batch.alter_column("subject_id", existing_type=sa.String(40), nullable=False)
+        batch.alter_column("kind", existing_type=sa.String(10), nullable=False)
+        batch.drop_index("ix_threads_comparison")
+        batch.drop_column("comparison_id")
+        batch.create_index("ix_threads_subject", ["subject_type", "subject_id", "parent_id"])
+
+    with op.batch_alter_table("comparisons") as batch:
+        batch.add_column(sa.Column("owner_kind", sa.String(10), nullable=True))
+        batch.add_column(sa.Column("owner_id", sa.String(40), nullable=True))
+        batch.alter_column("baseline_image_id", new_column_name="base_image_id")
+    op.execute(
+        "UPDATE comparisons SET owner_kind = 'story', owner_id = "
+        "(SELECT stories.id FROM stories WHERE stories.comparison_id = comparisons.id) "
+        "WHERE EXISTS (SELECT 1 FROM stories WHERE stories.comparison_id = comparisons.id)"
+    )
+    op.execute(
+        "UPDATE comparisons SET owner_kind = 'push', owner_id = image_id WHERE owner_kind IS NULL"
+    )
+    with op.batch_alter_table("comparisons") as batch:
+        batch.alter_column("owner_kind", existing_type=sa.String(10), nullable=False)
+        batch.alter_column("owner_id", existing_type=sa.String(40), nullable=False)
+
+    with op.batch_alter_table("blobs") as batch:
+        batch.add_column(
+            sa.Column(
+                "media_type",
+                sa.String(60),
+                nullable=False,
+                server_default=sa.text("'image/png'"),
+            )
+        )
+        batch.drop_column("width")
+        batch.drop_column("height")
+    op.execute(
+        "UPDATE blobs SET media_type = (SELECT images.media_type FROM images "
+        "WHERE images.sha256 = blobs.sha256 LIMIT 1) "
+        "WHERE EXISTS (SELECT 1 FROM images WHERE images.sha256 = blobs.sha256)"
+    )
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("blobs") as batch:
+        batch.add_column(sa.Column("width", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("height", sa.Integer(), nullable=True))
+        batch.drop_column("media_type")
+    with op.batch_alter_table("comparisons") as batch:
+        batch.alter_column("base_image_id", new_column_name="baseline_image_id")
+        batch.drop_column("owner_id")
+        batch.drop_column("owner_kind")
+    with op.batch_alter_table("threads") as batch:
+        batch.add_column(sa.Column("comparison_id", sa.String(40), nullable=True))
+    op.execute("UPDATE threads SET comparison_id = subject_id WHERE subject_type = 'diff'")
+    op.execute("DELETE FROM threads WHERE subject_type <> 'diff'")
+    with op.batch_alter_table("threads") as batch:
+        batch.drop_index("ix_threads_subject")
+        batch.drop_column("severity")
+        batch.drop_column("kind")
+        batch.drop_column("subject_id")
+        batch.drop_column("subject_type")
+        batch.alter_column("comparison_id", existing_type=sa.String(40), nullable=False)
+        batch.create_foreign_key("fk_threads_comparison", "comparisons", ["comparison_id"], ["id"])
+        batch.create_index("ix_threads_comparison", ["comparison_id", "parent_id"])
