@@ -56,6 +56,7 @@ check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 # The review server on http://127.0.0.1:8000, data in .viewfinder/ (keys printed on first start).
 serve: install

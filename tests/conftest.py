@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,3 +120,37 @@ def shot(
         x0, y0, x1, y1 = box
         pixels[y0:y1, x0:x1] = fill
     return png.encode(pixels, level=1)
+
+
+def make_build(
+    env: Env,
+    ci: Actor,
+    sha: str,
+    stories: Mapping[str, bytes | np.ndarray],
+    *,
+    variant: str | None = None,
+    branch: str | None = None,
+    pr: int | None = None,
+    repo: str | None = None,
+) -> str:
+    """A build of these stories (PNG bytes or RGB arrays), uploaded in batches as the CLI does,
+    finalized, with every comparison done. A PR build is of acme/shop unless ``repo`` says."""
+    from viewfinder.services import builds
+
+    record = builds.create_build(
+        env,
+        ci,
+        commit_sha=sha,
+        branch=branch,
+        repo=repo or ("acme/shop" if pr else None),
+        pr_number=pr,
+    )
+    uploads = [
+        builds.StoryUpload(name, variant, data if isinstance(data, bytes) else png.encode(data))
+        for name, data in stories.items()
+    ]
+    for start in range(0, len(uploads), builds.MAX_BATCH):
+        builds.add_stories(env, ci, record.id, uploads[start : start + builds.MAX_BATCH])
+    builds.finalize_build(env, ci, record.id)
+    drain(env)
+    return record.id

@@ -14,12 +14,11 @@ import httpx
 import numpy as np
 import pytest
 
-from tests.conftest import Keys, drain
+from tests.conftest import Keys, make_build
 from viewfinder.app import create_app
 from viewfinder.errors import Forbidden, InvalidInput
-from viewfinder.imaging import png
 from viewfinder.services import builds, diffs, projects
-from viewfinder.services.env import Actor, Env
+from viewfinder.services.env import Env
 
 
 def page() -> np.ndarray:
@@ -58,20 +57,10 @@ def with_blocks(pixels: np.ndarray) -> np.ndarray:
     return out
 
 
-def build(env: Env, ci: Actor, sha: str, stories: dict[str, np.ndarray]) -> str:
-    record = builds.create_build(env, ci, commit_sha=sha, branch="main")
-    builds.add_stories(
-        env, ci, record.id, [builds.StoryUpload(n, None, png.encode(p)) for n, p in stories.items()]
-    )
-    builds.finalize_build(env, ci, record.id)
-    drain(env)
-    return record.id
-
-
 def test_a_diff_carries_its_analysis_and_a_story_its_verdict(env: Env, keys: Keys) -> None:
     base = with_blocks(page())
-    build(env, keys.ci, "a" * 40, {"home": base})
-    second = build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
+    make_build(env, keys.ci, "a" * 40, {"home": base})
+    second = make_build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
     story = builds.list_build_stories(env, keys.agent, second, state="changed").items[0]
     assert story.verdict == "likely_intended" and story.summary
     diff = diffs.get_diff(env, keys.agent, story.diff_id or "")
@@ -84,9 +73,9 @@ def test_likely_regressions_come_first_among_changed_stories(env: Env, keys: Key
     base = with_blocks(page())
     # Names sort the regression last; its rank puts it first, and paging keeps the order.
     names = [f"a-{i}" for i in range(4)] + ["z-broken"]
-    build(env, keys.ci, "a" * 40, dict.fromkeys(names, base))
+    make_build(env, keys.ci, "a" * 40, dict.fromkeys(names, base))
     candidates = {n: recoloured(base) for n in names[:-1]} | {"z-broken": vanished(base)}
-    second = build(env, keys.ci, "b" * 40, candidates)
+    second = make_build(env, keys.ci, "b" * 40, candidates)
     first = builds.list_build_stories(env, keys.agent, second, state="changed", limit=2)
     assert [s.name for s in first.items] == ["z-broken", "a-0"]
     assert first.items[0].verdict == "likely_regression"
@@ -98,15 +87,15 @@ def test_likely_regressions_come_first_among_changed_stories(env: Env, keys: Key
 
 def test_noise_is_unchanged_unless_the_project_says_otherwise(env: Env, keys: Keys) -> None:
     base = page()
-    build(env, keys.ci, "a" * 40, {"home": base})
-    noisy = build(env, keys.ci, "b" * 40, {"home": subpixel(base)})
+    make_build(env, keys.ci, "a" * 40, {"home": base})
+    noisy = make_build(env, keys.ci, "b" * 40, {"home": subpixel(base)})
     story = builds.list_build_stories(env, keys.agent, noisy, state="unchanged").items[0]
     diff = diffs.get_diff(env, keys.agent, story.diff_id or "")
     assert diff.changed is False and diff.changed_pixels and diff.analysis
     assert diff.analysis.noise and diff.analysis.verdict == "noise"
 
     assert projects.update_project(env, keys.admin, ignore_noise=False).ignore_noise is False
-    counted = build(env, keys.ci, "c" * 40, {"home": subpixel(base)})
+    counted = make_build(env, keys.ci, "c" * 40, {"home": subpixel(base)})
     assert builds.get_build(env, keys.agent, build_id=counted).counts.changed == 1
 
 
@@ -193,8 +182,8 @@ def test_a_vision_model_refines_an_unsure_verdict(
 ) -> None:
     use_model(env, regression_model.url)
     base = with_blocks(page())
-    build(env, keys.ci, "a" * 40, {"home": base})
-    second = build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
+    make_build(env, keys.ci, "a" * 40, {"home": base})
+    second = make_build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
     story = builds.list_build_stories(env, keys.agent, second, state="changed").items[0]
     diff = diffs.get_diff(env, keys.agent, story.diff_id or "")
     assert diff.analysis is not None
@@ -215,8 +204,8 @@ def test_a_sure_verdict_is_not_sent_to_the_model(
     use_model(env, regression_model.url)
     env.settings = env.settings.model_copy(update={"vision_below": 0.1})
     base = with_blocks(page())
-    build(env, keys.ci, "a" * 40, {"home": base})
-    build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
+    make_build(env, keys.ci, "a" * 40, {"home": base})
+    make_build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
     assert regression_model.requests == []
 
 
@@ -231,8 +220,8 @@ def test_a_model_without_a_usable_answer_leaves_the_offline_analysis(
     try:
         use_model(env, model.url)
         base = with_blocks(page())
-        build(env, keys.ci, "a" * 40, {"home": base})
-        second = build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
+        make_build(env, keys.ci, "a" * 40, {"home": base})
+        second = make_build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
         story = builds.list_build_stories(env, keys.agent, second, state="changed").items[0]
         diff = diffs.get_diff(env, keys.agent, story.diff_id or "")
         assert diff.analysis is not None and len(model.requests) == 1
@@ -247,6 +236,6 @@ def test_an_unreachable_model_leaves_the_offline_analysis(env: Env, keys: Keys) 
     use_model(env, model.url)
     env.settings = env.settings.model_copy(update={"vision_timeout": 2.0})
     base = with_blocks(page())
-    build(env, keys.ci, "a" * 40, {"home": base})
-    second = build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
+    make_build(env, keys.ci, "a" * 40, {"home": base})
+    second = make_build(env, keys.ci, "b" * 40, {"home": recoloured(base)})
     assert builds.get_build(env, keys.agent, build_id=second).counts.changed == 1

@@ -6,24 +6,17 @@ import threading
 
 import pytest
 
-from tests.conftest import Keys, drain, shot
+from tests.conftest import Keys, drain, make_build, shot
 from viewfinder.errors import Conflict, Forbidden, InvalidImage, InvalidInput, NotFound
 from viewfinder.services import builds
 from viewfinder.services.env import Env
 from viewfinder.store.models import Job
 
 
-def upload(env: Env, keys: Keys, sha: str, stories: dict[str, bytes], **build: object) -> str:
-    record = builds.create_build(env, keys.ci, commit_sha=sha, **build)  # type: ignore[arg-type]
-    for name, data in stories.items():
-        builds.add_story(env, keys.ci, record.id, name=name, variant="64x48", data=data)
-    builds.finalize_build(env, keys.ci, record.id)
-    drain(env)
-    return record.id
-
-
 def test_a_first_build_registers_every_story_as_new(env: Env, keys: Keys) -> None:
-    build_id = upload(env, keys, "aaa1", {"home": shot(), "login": shot(box=(1, 1, 5, 5))})
+    build_id = make_build(
+        env, keys.ci, "aaa1", {"home": shot(), "login": shot(box=(1, 1, 5, 5))}, variant="64x48"
+    )
     detail = builds.get_build(env, keys.agent, build_id=build_id)
     assert (detail.status, detail.verdict, detail.review) == ("done", "unchanged", "none")
     assert detail.counts.new == 2 and detail.counts.changed == 0
@@ -31,9 +24,15 @@ def test_a_first_build_registers_every_story_as_new(env: Env, keys: Keys) -> Non
 
 
 def test_a_second_build_reports_changed_unchanged_removed_and_new(env: Env, keys: Keys) -> None:
-    upload(env, keys, "aaa1", {"home": shot(), "login": shot(), "gone": shot()})
-    second = upload(
-        env, keys, "bbb2", {"home": shot(), "login": shot(box=(2, 2, 20, 20)), "fresh": shot()}
+    make_build(
+        env, keys.ci, "aaa1", {"home": shot(), "login": shot(), "gone": shot()}, variant="64x48"
+    )
+    second = make_build(
+        env,
+        keys.ci,
+        "bbb2",
+        {"home": shot(), "login": shot(box=(2, 2, 20, 20)), "fresh": shot()},
+        variant="64x48",
     )
     detail = builds.get_build(env, keys.agent, build_id=second)
     counts = detail.counts
@@ -46,7 +45,7 @@ def test_a_second_build_reports_changed_unchanged_removed_and_new(env: Env, keys
 
 
 def test_byte_identical_stories_are_settled_without_a_job(env: Env, keys: Keys) -> None:
-    upload(env, keys, "aaa1", {"home": shot()})
+    make_build(env, keys.ci, "aaa1", {"home": shot()}, variant="64x48")
     build = builds.create_build(env, keys.ci, commit_sha="bbb2")
     story = builds.add_story(env, keys.ci, build.id, name="home", variant="64x48", data=shot())
     assert story.state == "unchanged"
@@ -55,7 +54,7 @@ def test_byte_identical_stories_are_settled_without_a_job(env: Env, keys: Keys) 
 
 
 def test_a_build_completes_when_its_last_comparison_does(env: Env, keys: Keys) -> None:
-    upload(env, keys, "aaa1", {"home": shot()})
+    make_build(env, keys.ci, "aaa1", {"home": shot()}, variant="64x48")
     build = builds.create_build(env, keys.ci, commit_sha="bbb2")
     builds.add_story(
         env, keys.ci, build.id, name="home", variant="64x48", data=shot(box=(0, 0, 9, 9))
@@ -82,7 +81,7 @@ def test_uploading_the_same_story_twice_is_safe_but_other_bytes_conflict(
 
 
 def test_a_finalized_build_takes_no_more_stories(env: Env, keys: Keys) -> None:
-    build_id = upload(env, keys, "aaa1", {"home": shot()})
+    build_id = make_build(env, keys.ci, "aaa1", {"home": shot()}, variant="64x48")
     with pytest.raises(Conflict, match="is finalized"):
         builds.add_story(env, keys.ci, build_id, name="new", variant=None, data=shot())
     assert builds.finalize_build(env, keys.ci, build_id).status == "done"  # idempotent
@@ -117,10 +116,10 @@ def test_bad_stories_are_refused_and_nothing_is_stored(
 
 
 def test_a_corrupt_png_fails_its_story_with_the_reason(env: Env, keys: Keys) -> None:
-    upload(env, keys, "aaa1", {"home": shot()})
+    make_build(env, keys.ci, "aaa1", {"home": shot()}, variant="64x48")
     data = bytearray(shot(box=(0, 0, 30, 30)))
     data[60:70] = b"\xff" * 10  # inside the image data
-    build_id = upload(env, keys, "bbb2", {"home": bytes(data)})
+    build_id = make_build(env, keys.ci, "bbb2", {"home": bytes(data)}, variant="64x48")
     detail = builds.get_build(env, keys.ci, build_id=build_id)
     assert (detail.verdict, detail.counts.failed) == ("failed", 1)
     from viewfinder.services import diffs
@@ -137,8 +136,12 @@ def test_a_pr_build_needs_its_repository(env: Env, keys: Keys) -> None:
 
 
 def test_a_build_is_selected_by_exactly_one_of_id_commit_and_pr(env: Env, keys: Keys) -> None:
-    first = upload(env, keys, "aaaa1", {"home": shot()}, repo="acme/web", pr_number=4)
-    second = upload(env, keys, "bbbb2", {"home": shot()}, repo="acme/web", pr_number=4)
+    first = make_build(
+        env, keys.ci, "aaaa1", {"home": shot()}, repo="acme/web", pr=4, variant="64x48"
+    )
+    second = make_build(
+        env, keys.ci, "bbbb2", {"home": shot()}, repo="acme/web", pr=4, variant="64x48"
+    )
     assert builds.get_build(env, keys.agent, commit_sha="AAAA1").id == first
     assert builds.get_build(env, keys.agent, pr_number=4).id == second  # the newest
     with pytest.raises(InvalidInput, match=r"exactly one of .* \(none given\)"):
@@ -150,8 +153,14 @@ def test_a_build_is_selected_by_exactly_one_of_id_commit_and_pr(env: Env, keys: 
 
 
 def test_story_lists_page_25_at_a_time_with_signed_cursors(env: Env, keys: Keys) -> None:
-    upload(env, keys, "aaa1", {f"s{i:02}": shot() for i in range(30)})
-    second = upload(env, keys, "bbb2", {f"s{i:02}": shot(box=(0, 0, 3, 3)) for i in range(30)})
+    make_build(env, keys.ci, "aaa1", {f"s{i:02}": shot() for i in range(30)}, variant="64x48")
+    second = make_build(
+        env,
+        keys.ci,
+        "bbb2",
+        {f"s{i:02}": shot(box=(0, 0, 3, 3)) for i in range(30)},
+        variant="64x48",
+    )
     detail = builds.get_build(env, keys.agent, build_id=second)
     assert len(detail.changed.items) == 25 and detail.changed.next_cursor
     assert detail.unchanged.next_cursor is None
@@ -192,7 +201,7 @@ def test_only_upload_keys_create_builds(env: Env, keys: Keys) -> None:
 def test_a_build_finalized_while_its_last_comparison_finishes_still_completes(
     env: Env, keys: Keys
 ) -> None:
-    upload(env, keys, "aaa1", {"home": shot()})
+    make_build(env, keys.ci, "aaa1", {"home": shot()}, variant="64x48")
     for round_no in range(15):
         build = builds.create_build(env, keys.ci, commit_sha=f"{round_no:04x}")
         builds.add_story(

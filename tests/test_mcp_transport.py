@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.conftest import Keys, drain, shot
+from tests.conftest import Keys, make_build, shot
 from tests.mcp_clients import (
     BASE,
     ERAS,
@@ -45,7 +45,7 @@ from viewfinder.mcp.http import path_of
 from viewfinder.mcp.server import profiles
 from viewfinder.mcp.tooling import INLINE_LIMIT
 from viewfinder.services import builds, projects
-from viewfinder.services.env import Actor, Env
+from viewfinder.services.env import Env
 from viewfinder.settings import Settings
 
 MCP = f"{BASE}/mcp"
@@ -54,24 +54,10 @@ DEFAULT_TOOLS = list(SPECS)
 STDIO_DEADLINE = 60.0  # seconds a stdio server gets to answer one message
 
 
-def upload_build(
-    env: Env, ci: Actor, sha: str, stories: dict[str, bytes], *, pr: int | None = None
-) -> str:
-    """A finalized build with its comparisons done."""
-    build = builds.create_build(
-        env, ci, commit_sha=sha, repo="acme/shop" if pr else None, pr_number=pr
-    )
-    uploads = [builds.StoryUpload(name, None, data) for name, data in stories.items()]
-    builds.add_stories(env, ci, build.id, uploads)
-    builds.finalize_build(env, ci, build.id)
-    drain(env)
-    return build.id
-
-
 def changed_pr(env: Env, keys: Keys) -> dict[str, str]:
     """Baselines from a main build, then PR 7 of acme/shop changing the story "home"."""
-    upload_build(env, keys.ci, "aaaa1111", {"home": shot(), "about": shot()})
-    pr_build = upload_build(
+    make_build(env, keys.ci, "aaaa1111", {"home": shot(), "about": shot()})
+    pr_build = make_build(
         env, keys.ci, "bbbb2222", {"home": shot(box=(8, 8, 30, 20)), "about": shot()}, pr=7
     )
     summary = builds.get_build(env, keys.agent, build_id=pr_build)
@@ -124,7 +110,7 @@ def test_tools_are_listed_without_a_key_but_every_call_needs_a_valid_one(
 def test_a_key_reads_only_its_own_project_and_acts_only_within_its_roles(
     env: Env, keys: Keys, other: Keys
 ) -> None:
-    build_id = upload_build(env, keys.ci, "cccc3333", {"home": shot()})
+    build_id = make_build(env, keys.ci, "cccc3333", {"home": shot()})
     reviewer = projects.create_key(
         env, None, roles=["review"], label="reviewer", kind="agent", project="default"
     )
@@ -284,8 +270,8 @@ def test_an_image_over_5_mb_is_not_inlined_and_the_note_says_where_to_get_it(
     after[100:300, 200:600] = 0
     big = png.encode(after, level=0)
     assert len(big) > INLINE_LIMIT  # build uploads take up to 25 MB; push stops at 5 MB
-    upload_build(env, keys.ci, "dddd4444", {"poster": png.encode(before, level=0)})
-    build_id = upload_build(env, keys.ci, "eeee5555", {"poster": big})
+    make_build(env, keys.ci, "dddd4444", {"poster": png.encode(before, level=0)})
+    build_id = make_build(env, keys.ci, "eeee5555", {"poster": big})
     [poster] = builds.get_build(env, keys.agent, build_id=build_id).changed.items
 
     async def check() -> None:
@@ -461,7 +447,7 @@ def local_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
         boot = projects.bootstrap(env)
         assert boot is not None
         ci = projects.authenticate(env, boot.keys["ci"].key)
-        upload_build(env, ci, "ffff6666", {"home": shot()})
+        make_build(env, ci, "ffff6666", {"home": shot()})
     finally:
         env.close()
     return data_dir, {name: key.key for name, key in boot.keys.items()}

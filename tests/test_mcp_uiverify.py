@@ -13,31 +13,11 @@ import pytest
 from PIL import Image
 
 from tests.agent_session import connect, data, serving, size, text, texts
-from tests.conftest import Keys, drain, shot
+from tests.conftest import Keys, make_build, shot
 from viewfinder.services import builds
-from viewfinder.services.env import Actor, Env
+from viewfinder.services.env import Env
 
 PROFILE = "uiverify"
-
-
-def make_build(
-    env: Env,
-    ci: Actor,
-    sha: str,
-    stories: dict[str, bytes],
-    *,
-    branch: str = "main",
-    pr: int | None = None,
-) -> str:
-    build = builds.create_build(
-        env, ci, commit_sha=sha, branch=branch, repo="acme/shop" if pr else None, pr_number=pr
-    )
-    uploads = [builds.StoryUpload(name, None, png) for name, png in stories.items()]
-    for start in range(0, len(uploads), builds.MAX_BATCH):
-        builds.add_stories(env, ci, build.id, uploads[start : start + builds.MAX_BATCH])
-    builds.finalize_build(env, ci, build.id)
-    drain(env)
-    return build.id
 
 
 def pr_fixture(env: Env, keys: Keys) -> tuple[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -21,6 +22,7 @@ from viewfinder.services import (
     urls,
 )
 from viewfinder.services.env import Env
+from viewfinder.services.signing import Signer
 from viewfinder.store.models import ApiKey
 
 
@@ -114,10 +116,13 @@ def test_signed_links_serve_their_image_until_they_expire(env: Env, keys: Keys) 
     assert urls.open_file(env, token) == shot()
     with pytest.raises(InvalidInput, match="invalid image link"):
         urls.open_file(env, token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1])
-    short = urls.file_url(env, images.get_image(env, keys.ci, result.image_id).sha256, ttl=1)
-    time.sleep(1.1)
+    now = [time.time()]
+    timed = dataclasses.replace(env, signer=Signer("test", clock=lambda: now[0]))
+    short = urls.file_url(timed, images.get_image(env, keys.ci, result.image_id).sha256, ttl=60)
+    assert urls.open_file(timed, short.rsplit("/", 1)[1]) == shot()
+    now[0] += 61
     with pytest.raises(InvalidInput, match="has expired"):
-        urls.open_file(env, short.rsplit("/", 1)[1])
+        urls.open_file(timed, short.rsplit("/", 1)[1])
 
 
 def test_diff_images_are_rendered_whole_paged_and_cropped(env: Env, keys: Keys) -> None:

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Keys, drain, shot
+from tests.conftest import Keys, drain, make_build, shot
 from viewfinder.errors import Conflict, Forbidden, InvalidInput
 from viewfinder.services import baselines, builds, contexts, diffs, pushes, reviews, threads
 from viewfinder.services.env import Env
 
 BOX = (2, 2, 20, 20)
-
-
-def build(env: Env, keys: Keys, sha: str, stories: dict[str, bytes], **fields: object) -> str:
-    record = builds.create_build(env, keys.ci, commit_sha=sha, **fields)  # type: ignore[arg-type]
-    for name, data in stories.items():
-        builds.add_story(env, keys.ci, record.id, name=name, variant=None, data=data)
-    builds.finalize_build(env, keys.ci, record.id)
-    drain(env)
-    return record.id
 
 
 def changed_diff(env: Env, keys: Keys, build_id: str, name: str) -> str:
@@ -30,8 +21,10 @@ def changed_diff(env: Env, keys: Keys, build_id: str, name: str) -> str:
 
 @pytest.fixture
 def two_builds(env: Env, keys: Keys) -> tuple[str, str]:
-    build(env, keys, "aaa1", {"home": shot(), "cart": shot()})
-    second = build(env, keys, "bbb2", {"home": shot(box=BOX), "cart": shot(box=(0, 0, 4, 4))})
+    make_build(env, keys.ci, "aaa1", {"home": shot(), "cart": shot()})
+    second = make_build(
+        env, keys.ci, "bbb2", {"home": shot(box=BOX), "cart": shot(box=(0, 0, 4, 4))}
+    )
     return changed_diff(env, keys, second, "home"), second
 
 
@@ -91,7 +84,9 @@ def test_accept_build_accepts_every_pending_change(
     result = reviews.accept_build(env, keys.admin, commit_sha="bbb2")
     assert len(result.accepted) == 2 and result.blocked == []
     assert builds.get_build(env, keys.agent, build_id=build_id).review == "accepted"
-    again = build(env, keys, "ccc3", {"home": shot(box=BOX), "cart": shot(box=(0, 0, 4, 4))})
+    again = make_build(
+        env, keys.ci, "ccc3", {"home": shot(box=BOX), "cart": shot(box=(0, 0, 4, 4))}
+    )
     assert builds.get_build(env, keys.agent, build_id=again).counts.unchanged == 2
 
 
@@ -111,7 +106,7 @@ def test_approving_after_the_baseline_changed_is_a_conflict(
     env: Env, keys: Keys, two_builds: tuple[str, str]
 ) -> None:
     diff, _ = two_builds
-    third = build(env, keys, "ccc3", {"home": shot(box=(5, 5, 9, 9))})
+    third = make_build(env, keys.ci, "ccc3", {"home": shot(box=(5, 5, 9, 9))})
     reviews.approve_diff(env, keys.admin, changed_diff(env, keys, third, "home"))
     assert diffs.get_diff(env, keys.agent, diff).stale
     with pytest.raises(Conflict, match="baseline changed after .* push .* again"):
@@ -119,7 +114,7 @@ def test_approving_after_the_baseline_changed_is_a_conflict(
 
 
 def test_decisions_need_a_change_to_review(env: Env, keys: Keys) -> None:
-    first = build(env, keys, "aaa1", {"home": shot()})
+    first = make_build(env, keys.ci, "aaa1", {"home": shot()})
     new = builds.get_build(env, keys.agent, build_id=first).new.items[0].diff_id or ""
     with pytest.raises(InvalidInput, match="no change to review"):
         reviews.review_diff(env, keys.agent, new, "accept")

@@ -24,8 +24,12 @@ def test_tokens_that_were_never_signed_are_refused_as_invalid_input(token: str) 
         Signer("secret").unsign("view", token, what="token")
 
 
-def test_an_expired_token_says_so() -> None:
-    signer = Signer("secret")
-    token = signer.sign("view", "img_1", ttl=-1)
+def test_a_token_with_a_lifetime_works_until_it_expires() -> None:
+    now = [1_000_000.0]
+    signer = Signer("secret", clock=lambda: now[0])
+    token = signer.sign("view", "img_1", ttl=60)
+    now[0] += 60
+    assert signer.unsign("view", token) == "img_1"
+    now[0] += 1
     with pytest.raises(InvalidInput, match="has expired"):
         signer.unsign("view", token)

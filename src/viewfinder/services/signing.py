@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from viewfinder.errors import InvalidInput
@@ -22,8 +23,12 @@ def _unb64(text: str) -> bytes:
 
 
 class Signer:
-    def __init__(self, secret: str) -> None:
+    """Signs and checks tokens with the server's secret; ``clock`` (seconds since the epoch)
+    decides when a token with a lifetime expires."""
+
+    def __init__(self, secret: str, *, clock: Callable[[], float] = time.time) -> None:
         self._key = hashlib.sha256(secret.encode()).digest()
+        self._clock = clock
 
     def _mac(self, purpose: str, payload: bytes) -> str:
         mac = hmac.new(self._key, purpose.encode() + b"\0" + payload, hashlib.sha256)
@@ -32,7 +37,7 @@ class Signer:
     def sign(self, purpose: str, value: Any, *, ttl: int | None = None) -> str:
         body: dict[str, Any] = {"v": value}
         if ttl is not None:
-            body["exp"] = int(time.time()) + ttl
+            body["exp"] = int(self._clock()) + ttl
         payload = json.dumps(body, separators=(",", ":")).encode()
         return f"{_b64(payload)}.{self._mac(purpose, payload)}"
 
@@ -52,6 +57,6 @@ class Signer:
                 f"invalid {what}: pass back exactly the value a previous response gave, "
                 "or leave it out to start from the beginning"
             )
-        if "exp" in body and body["exp"] < time.time():
+        if "exp" in body and body["exp"] < self._clock():
             raise InvalidInput(f"the {what} has expired: ask for a fresh one")
         return body["v"]

@@ -77,9 +77,24 @@ class Database:
         """Bring the schema to the newest migration (idempotent)."""
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
-        with self.write_engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+        with self.write_engine.connect() as connection:
+            raw = connection.connection.driver_connection
+            assert raw is not None
+            if self.is_sqlite:
+                # SQLite changes a table by copying it, which foreign keys of rows in other
+                # tables would refuse; the pragma only takes effect outside a transaction.
+                raw.execute("PRAGMA foreign_keys=OFF")
+            try:
+                with connection.begin():
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, "head")
+                    if self.is_sqlite:
+                        broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+                        if broken:
+                            raise RuntimeError(f"the migration broke foreign keys: {broken[:5]}")
+            finally:
+                if self.is_sqlite:
+                    raw.execute("PRAGMA foreign_keys=ON")
 
     def dispose(self) -> None:
         self.read_engine.dispose()
