@@ -9,9 +9,15 @@ from fastapi import FastAPI
 def install(app: FastAPI) -> None:
     """Add the API's routes and its error handlers to the app."""
     from viewfinder.api import errors
-    from viewfinder.api.routes import builds, delivery, diffs, project
+    from viewfinder.api.routes import builds, comparisons, delivery, diffs, project
 
     errors.install(app)
-    for router in (project.router, builds.router, diffs.router, delivery.router):
+    for router in (
+        project.router,
+        builds.router,
+        diffs.router,
+        comparisons.router,
+        delivery.router,
+    ):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)

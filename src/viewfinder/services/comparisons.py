@@ -8,7 +8,9 @@ which stores the result, marks its job done and settles the owner in one transac
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -32,6 +34,8 @@ from viewfinder.services.records import (
 )
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import Blob, Comparison, Image, Project, utcnow
+
+T = TypeVar("T")
 
 COMPARE_JOB = "compare"
 DIRECT = "images"  # the owner kind of a comparison asked for directly, which settles nothing
@@ -291,6 +295,26 @@ def compare_images(
 def get_comparison(env: Env, actor: Actor, comparison_id: str) -> ComparisonRecord:
     with env.db.read() as s:
         return comparison_record(env, s, get_row(s, actor, comparison_id))
+
+
+def wait_until_computed(fetch: Callable[[], T], state: Callable[[T], str], timeout: float) -> T:
+    """``fetch()`` once its comparison is no longer being computed, or as it stands after
+    ``timeout`` seconds (polling quickly at first, then every half second)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        now = fetch()
+        if state(now) != "requested" or time.monotonic() >= deadline:
+            return now
+        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
+        delay = min(delay * 1.5, 0.5)
+
+
+def wait_for(env: Env, actor: Actor, comparison_id: str, *, timeout: float) -> ComparisonRecord:
+    """The comparison once computed, or as it stands after ``timeout`` seconds."""
+    return wait_until_computed(
+        lambda: get_comparison(env, actor, comparison_id), lambda r: r.state, timeout
+    )
 
 
 def result_fields(row: Comparison) -> dict[str, object]:

@@ -7,7 +7,6 @@ so adapters ask rather than restate."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -288,11 +287,6 @@ def latest_for_image(env: Env, actor: Actor, image_id: str) -> DiffRecord | None
 
 def wait_for(env: Env, actor: Actor, diff_id: str, *, timeout: float) -> DiffRecord:
     """The diff once computed, or as it stands after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        record_now = get_diff(env, actor, diff_id)
-        if record_now.state != "requested" or time.monotonic() >= deadline:
-            return record_now
-        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
-        delay = min(delay * 1.5, 0.5)
+    return comparisons.wait_until_computed(
+        lambda: get_diff(env, actor, diff_id), lambda r: r.state, timeout
+    )
