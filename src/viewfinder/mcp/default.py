@@ -119,6 +119,11 @@ def _overview(call: Call, _: NoArgs) -> Overview:
 
 
 class ListBuilds(BaseModel):
+    branch: str | None = Field(None, description="Only builds of this branch.")
+    pr_number: int | None = Field(None, description="Only builds of this pull request.")
+    verdict: Literal["pending", "unchanged", "changed", "failed"] | None = Field(
+        None, description="Only builds with this verdict."
+    )
     limit: int | None = Field(None, ge=1, le=100, description="20 by default, at most 100.")
     cursor: str | None = Cursor
 
@@ -323,7 +328,15 @@ TOOLS: list[ToolSpec] = [
         "Recent builds, newest first, with status, verdict and counts.",
         ListBuilds,
         Page[BuildRecord],
-        lambda c, a: builds.list_builds(c.env, c.actor, limit=a.limit, cursor=a.cursor),
+        lambda c, a: builds.list_builds(
+            c.env,
+            c.actor,
+            limit=a.limit,
+            cursor=a.cursor,
+            branch=a.branch,
+            pr_number=a.pr_number,
+            verdict=a.verdict,
+        ),
         read_only=True,
     ),
     ToolSpec(

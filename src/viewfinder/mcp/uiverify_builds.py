@@ -22,7 +22,7 @@ from viewfinder.mcp.uiverify_shapes import (
 )
 from viewfinder.services import builds, prs, threads
 from viewfinder.services.pagination import Cursor
-from viewfinder.services.records import BuildDetail, BuildRecord, Changeset, StoryList
+from viewfinder.services.records import BuildDetail, Changeset, StoryList
 
 # ---- arguments --------------------------------------------------------------------------------
 
@@ -65,7 +65,6 @@ def selected_build_id(call: Call, sel: Selector) -> str:
 # ---- builds -----------------------------------------------------------------------------------
 
 BuildStatus = Literal["uploading", "comparing", "done", "pending", "unchanged", "changed", "failed"]
-_SCAN = 500  # builds looked at per call under a filter, so a rare one still answers promptly
 
 
 class ListBuilds(BaseModel):
@@ -79,45 +78,19 @@ class ListBuilds(BaseModel):
     cursor: str | None = CURSOR
 
 
-def _matches(build: BuildRecord, args: ListBuilds) -> bool:
-    return (args.branch is None or build.branch == args.branch) and (
-        args.status is None or args.status in (build.status, build.verdict)
-    )
-
-
 def list_builds(call: Call, args: ListBuilds) -> BuildList:
-    """The service's pages, filtered here. The cursor holds the service's cursor of the page
-    this answer stopped in and the last build looked at; builds are newest first by id, so
-    the next call skips to just past it, even when newer builds arrived meanwhile."""
-    size = args.limit or builds.BUILDS_DEFAULT
-    filtered = args.branch is not None or args.status is not None
-    scope = f"uiverify-builds:{args.branch}:{args.status}"
-    start = Cursor.read(call.env, args.cursor, scope)
-    page_cursor, seen = (start[0], start[1]) if start else (None, None)
-    items: list[BuildItem] = []
-    scanned = 0
-    while True:
-        page = builds.list_builds(
-            call.env, call.actor, limit=builds.BUILDS_MAX if filtered else size, cursor=page_cursor
-        )
-        for build in page.items:
-            if seen is not None and build.id >= seen:
-                continue
-            if len(items) == size:
-                return BuildList(
-                    items=items, nextCursor=Cursor.make(call.env, scope, [page_cursor, seen])
-                )
-            seen = build.id
-            scanned += 1
-            if _matches(build, args):
-                items.append(BuildItem.of(build))
-        if page.next_cursor is None:
-            return BuildList(items=items, nextCursor=None)
-        page_cursor = page.next_cursor
-        if len(items) == size or scanned >= _SCAN:
-            return BuildList(
-                items=items, nextCursor=Cursor.make(call.env, scope, [page_cursor, seen])
-            )
+    """UI Verify's one status argument names either a build's status or its verdict."""
+    is_status = args.status in builds.BUILD_STATUSES
+    page = builds.list_builds(
+        call.env,
+        call.actor,
+        limit=args.limit,
+        cursor=args.cursor,
+        branch=args.branch,
+        status=args.status if is_status else None,
+        verdict=None if is_status else args.status,
+    )
+    return BuildList(items=[BuildItem.of(b) for b in page.items], nextCursor=page.next_cursor)
 
 
 # Stories one get_build answer holds in all: 25 keep the answer (JSON text and structured

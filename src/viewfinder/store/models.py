@@ -128,6 +128,7 @@ class Build(Base):
     __table_args__ = (
         Index("ix_builds_project_commit", "project_id", "commit_sha"),
         Index("ix_builds_project_pr", "project_id", "pr_number"),
+        Index("ix_builds_project_verdict", "project_id", "verdict"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
@@ -138,6 +139,8 @@ class Build(Base):
     pr_number: Mapped[int | None]
     context_id: Mapped[str | None] = mapped_column(ForeignKey("contexts.id"))
     status: Mapped[str] = mapped_column(String(12), default="uploading")  # uploading|comparing|done
+    # Decided when the build is done (services/builds.reading.verdict_of): unchanged|changed|failed
+    verdict: Mapped[str | None] = mapped_column(String(10))
     created_by: Mapped[str] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finalized_at: Mapped[datetime | None]

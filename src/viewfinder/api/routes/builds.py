@@ -43,9 +43,10 @@ async def list_builds(
     branch: str | None = None,
     pr_number: int | None = None,
     status: Literal["uploading", "comparing", "done"] | None = None,
+    verdict: Literal["pending", "unchanged", "changed", "failed"] | None = None,
 ) -> Page[BuildRecord]:
     """Builds, newest first (20 per page by default, at most 100), optionally of one branch,
-    PR number or status."""
+    PR number, status or verdict."""
     return await call(
         builds.list_builds,
         env,
@@ -55,6 +56,7 @@ async def list_builds(
         branch=branch,
         pr_number=pr_number,
         status=status,
+        verdict=verdict,
     )
 
 

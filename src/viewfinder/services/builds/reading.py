@@ -22,6 +22,7 @@ from viewfinder.services.records import (
     StoryRecord,
     Urls,
 )
+from viewfinder.services.text import check_text
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import Baseline, Build, Comparison, Image, Story, Thread
 
@@ -85,16 +86,22 @@ def build_url(env: Env, build_id: str) -> str:
     return f"{env.settings.public_url}/builds/{build_id}"
 
 
+VERDICTS = ("pending", "unchanged", "changed", "failed")
+
+
+def verdict_of(tally: Counts) -> str:
+    """A finished build's verdict from its stories: failed, changed (or removed), unchanged.
+    Stored on the build when it completes, so that lists can filter on it."""
+    if tally.failed:
+        return "failed"
+    if tally.changed or tally.removed:
+        return "changed"
+    return "unchanged"
+
+
 def build_record(env: Env, s: Session, build: Build) -> BuildRecord:
     tally = counts(s, build.id)
-    if build.status != "done":
-        verdict = "pending"
-    elif tally.failed:
-        verdict = "failed"
-    elif tally.changed or tally.removed:
-        verdict = "changed"
-    else:
-        verdict = "unchanged"
+    verdict = build.verdict if build.status == "done" and build.verdict else "pending"
     return BuildRecord(
         id=build.id,
         commit_sha=build.commit_sha,
@@ -289,16 +296,21 @@ def list_builds(
     branch: str | None = None,
     pr_number: int | None = None,
     status: str | None = None,
+    verdict: str | None = None,
 ) -> Page[BuildRecord]:
     """Builds newest first, 20 by default, at most 100 a page; optionally only those of a
-    branch, a PR number or a status. Raises InvalidInput."""
+    branch, a PR number, a status or a verdict. Raises InvalidInput."""
     size = page_limit(limit, default=BUILDS_DEFAULT, maximum=BUILDS_MAX)
     if status is not None and status not in BUILD_STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(BUILD_STATUSES)} (got {status!r})")
+    if verdict is not None and verdict not in VERDICTS:
+        raise InvalidInput(f"verdict must be one of {', '.join(VERDICTS)} (got {verdict!r})")
     pr_number = contexts.check_pr(pr_number)
+    if branch is not None:
+        branch = check_text("branch", branch, maximum=300, multiline=False)
     # The filters are part of the cursor's list: a cursor of one filtered list cannot page another.
-    filtered = (branch, pr_number, status) != (None, None, None)
-    scope = f"builds:{branch}:{pr_number}:{status}" if filtered else "builds"
+    filters = (branch, pr_number, status, verdict)
+    scope = "builds:" + ":".join(str(f) for f in filters) if any(filters) else "builds"
     after = Cursor.read(env, cursor, scope)
     with env.db.read() as s:
         query = select(Build).where(Build.project_id == actor.project_id)
@@ -308,6 +320,10 @@ def list_builds(
             query = query.where(Build.pr_number == pr_number)
         if status is not None:
             query = query.where(Build.status == status)
+        if verdict == "pending":
+            query = query.where(Build.status != "done")
+        elif verdict is not None:
+            query = query.where(Build.status == "done", Build.verdict == verdict)
         if after is not None:
             query = query.where(Build.id < after[0])
         rows = list(s.scalars(query.order_by(Build.id.desc()).limit(size + 1)))

@@ -16,7 +16,9 @@ from viewfinder.services.builds.reading import (
     _get_build,
     build_record,
     check_sha,
+    counts,
     story_records,
+    verdict_of,
 )
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import BuildRecord, StoryRecord
@@ -55,11 +57,18 @@ def settle_story(s: Session, row: Comparison) -> None:
             select(func.count()).where(Story.build_id == build.id, Story.state == "pending")
         )
         if not pending:
-            build.status = "done"
-            build.completed_at = utcnow()
+            _complete(s, build)
 
 
 comparisons.register_owner("story", settle_story)
+
+
+def _complete(s: Session, build: Build) -> None:
+    """The build's last comparison is done: its verdict is decided, once."""
+    s.flush()
+    build.status = "done"
+    build.completed_at = utcnow()
+    build.verdict = verdict_of(counts(s, build.id))
 
 
 def create_build(
@@ -236,9 +245,10 @@ def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:
         pending = s.scalar(
             select(func.count()).where(Story.build_id == build.id, Story.state == "pending")
         )
-        build.status = "comparing" if pending else "done"
-        if not pending:
-            build.completed_at = utcnow()
+        if pending:
+            build.status = "comparing"
+        else:
+            _complete(s, build)
         s.flush()
         return build_record(env, s, build)
 

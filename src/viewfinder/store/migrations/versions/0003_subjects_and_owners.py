@@ -4,6 +4,7 @@
   (comment, mark, finding) and severity; status wide enough for in_progress.
 - comparisons: owner_kind + owner_id; baseline_image_id becomes base_image_id.
 - blobs: media_type; width and height leave (the rows that reference a blob keep them).
+- builds: the verdict, stored when a build is done, so lists filter on it.
 
 Revision ID: 0003
 Revises: 0002
@@ -74,7 +75,23 @@ def upgrade() -> None:
     )
 
 
+    with op.batch_alter_table("builds") as batch:
+        batch.add_column(sa.Column("verdict", sa.String(10), nullable=True))
+        batch.create_index("ix_builds_project_verdict", ["project_id", "verdict"])
+    op.execute(
+        "UPDATE builds SET verdict = CASE "
+        "WHEN EXISTS (SELECT 1 FROM stories WHERE stories.build_id = builds.id "
+        "AND stories.state = 'failed') THEN 'failed' "
+        "WHEN EXISTS (SELECT 1 FROM stories WHERE stories.build_id = builds.id "
+        "AND stories.state IN ('changed', 'removed')) THEN 'changed' "
+        "ELSE 'unchanged' END WHERE status = 'done'"
+    )
+
+
 def downgrade() -> None:
+    with op.batch_alter_table("builds") as batch:
+        batch.drop_index("ix_builds_project_verdict")
+        batch.drop_column("verdict")
     with op.batch_alter_table("blobs") as batch:
         batch.add_column(sa.Column("width", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("height", sa.Integer(), nullable=True))
