@@ -38,13 +38,15 @@ def test_push_compare_approve_and_merge_a_pr(server: Server, tmp_path: Path) -> 
     first = server.run("push", before, "--name", "home", *pr, "--compare", key="ci")
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("image img_")
-    assert "![home](" in first.stdout and "registered as the baseline" in first.stdout
+    assert "![home](" in first.stdout and "Registered as the baseline" in first.stdout
 
     changed = server.json("push", after, "--name", "home", *pr, "--compare", key="ci", code=1)
     diff = changed["diff"]
     assert diff["outcome"] == "changed" and diff["baseline_scope"] == "context"
     text = server.run("show-diff", diff["id"], key="ci")
-    assert f"diff {diff['id']}: changed, 8.3333% differ (256 of 3,072 pixels)" in text.stdout
+    assert (
+        f"diff {diff['id']}: Changed: 8.3333% of pixels differ (256 of 3,072 pixels)" in text.stdout
+    )
 
     comment = server.run("pr-comment", *pr, key="ci")
     assert comment.returncode == 0, comment.stderr
@@ -72,7 +74,7 @@ def test_push_compare_approve_and_merge_a_pr(server: Server, tmp_path: Path) -> 
     design = ("--context", "design-review", "--tag", "q3")
     labelled = server.run("push", after, "--name", "home", *design, "--compare", key="ci")
     assert labelled.returncode == 0, labelled.stderr
-    assert "unchanged: matches the baseline" in labelled.stdout
+    assert "Unchanged: 0.0000% of pixels differ" in labelled.stdout
     image_id = labelled.stdout.split()[1]
     link = labelled.stdout.split("](", 1)[1].split(")", 1)[0]
     assert httpx.get(link).content == after.read_bytes()

@@ -56,7 +56,7 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
             assert texts(first)[0] == (
                 f"Uploaded (id: {pushed['image_id']})\n\nMarkdown to paste in the PR:\n"
                 f"![home]({pushed['view_url']})\n\n"
-                "Compare: registered as the baseline (there was none for this name)"
+                "Compare: Registered as the baseline: there was none for this name."
             )
             assert json.loads(texts(first)[1]) == pushed
             assert pushed["diff_requested"] and pushed["diff"]["status"] == "registered"
@@ -71,8 +71,8 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
                 192 / 3072
             )
             assert (
-                f"Compare: changed: 6.2500% of the pixels differ (diff_id {diff['diff_id']})"
-                in (text(second))
+                f"Compare: Changed: 6.2500% of pixels differ (192 of 3,072 pixels) in 1 region. "
+                f"diff_id {diff['diff_id']}" in (text(second))
             )
 
             image_id = data(second)["image_id"]

@@ -15,7 +15,7 @@ from viewfinder.cli.client import (
     segment,
 )
 from viewfinder.cli.output import print_json
-from viewfinder.cli.render import dash, percent
+from viewfinder.cli.render import dash
 
 DiffArgument = Annotated[str, typer.Argument(metavar="DIFF", help="The diff id (dif_...).")]
 
@@ -58,22 +58,8 @@ def approve(
 
 
 def describe(diff: dict[str, Any]) -> str:
-    """One line: what the comparison found."""
-    outcome = diff["outcome"]
-    if outcome is None:
-        return f"diff {diff['id']}: still computing"
-    if outcome == "failed":
-        return f"diff {diff['id']}: failed ({diff['failure_reason']})"
-    if outcome == "registered":
-        return f"diff {diff['id']}: registered as the baseline (none existed)"
-    pixels = ""
-    if diff["changed_pixels"] is not None and diff["compared_pixels"] is not None:
-        pixels = f" ({diff['changed_pixels']:,} of {diff['compared_pixels']:,} pixels)"
-    regions = len(diff["regions"])
-    return (
-        f"diff {diff['id']}: {outcome}, {percent(diff['diff_ratio'])} differ{pixels}, "
-        f"{regions} region{'s' if regions != 1 else ''}"
-    )
+    """One line: what the comparison found (the server's own sentence)."""
+    return f"diff {diff['id']}: {diff['found']}"
 
 
 def show_diff(

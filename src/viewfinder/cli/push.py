@@ -55,19 +55,15 @@ def context_of(
 
 
 def compare_line(diff: dict[str, Any], image_id: str) -> str:
-    outcome = diff["outcome"]
-    if outcome is None:
+    """What the comparison found, and the command that goes on from there."""
+    if diff["outcome"] is None:
         return f"still comparing after 30 s: `viewfinder image {image_id}` shows the result later"
-    if outcome == "registered":
-        return "registered as the baseline: nothing to compare with yet"
-    if outcome == "unchanged":
-        return "unchanged: matches the baseline"
-    if outcome == "failed":
-        return f"comparison failed: {diff['failure_reason']}"
-    return (
-        f"changed: {diff['diff_ratio']:.4%} of pixels differ (diff {diff['id']}); if the change "
-        f"is intended: viewfinder approve {diff['id']}"
-    )
+    if diff["outcome"] == "changed":
+        return (
+            f"{diff['found']} Diff {diff['id']}; if the change is intended: viewfinder approve "
+            f"{diff['id']}"
+        )
+    return str(diff["found"])
 
 
 def push(

@@ -62,30 +62,41 @@ def thread_note(items: list[ThreadRecord]) -> str:
     return "\n".join(lines)
 
 
-def diff_pictures(
-    call: Call, diff_id: str, which: str, offset: int | None, height: int | None
+def pictures(
+    call: Call,
+    *,
+    diff_id: str | None,
+    story_id: str | None,
+    which: str,
+    offset: int | None,
+    height: int | None,
+    names: tuple[str, str],
 ) -> tuple[list[Picture], str]:
-    """The rendered images of a diff, and the note (open threads) to put before them."""
+    """The rendered images of a diff (or a story's current image), and the note of open
+    threads to put before them. ``names`` are the caller's names for the two arguments."""
     kind = WHICH_ALIASES.get(which, which)
-    rendered = renders.render_diff(
-        call.env, call.actor, diff_id, kind, offset=offset, height=height
+    rendered, related = renders.render(
+        call.env,
+        call.actor,
+        diff_id=diff_id,
+        story_id=story_id,
+        kind=kind,
+        offset=offset,
+        height=height,
+        names=names,
     )
-    record = diffs.get_diff(call.env, call.actor, diff_id)
-    link = {
-        "diff": record.urls.diff,
-        "before": record.urls.baseline,
-        "after": record.urls.candidate,
-    }
-    pictures = [
+    links: dict[str, str | None] = {}
+    if diff_id is not None:
+        urls = diffs.get_diff(call.env, call.actor, diff_id).urls
+        links = {"diff": urls.diff, "before": urls.baseline, "after": urls.candidate}
+    shown = [
         Picture(
-            label=r.label, png=r.png, note=r.note or f"{r.width}x{r.height}", link=link.get(kind)
+            label=r.label if diff_id is not None else f"story {story_id}",
+            png=r.png,
+            note=r.note or (f"{r.width}x{r.height}" if diff_id is not None else "current image"),
+            link=links.get(kind),
         )
         for r in rendered
     ]
-    notes = thread_note(threads.list_comments(call.env, call.actor, diff_id))
-    return pictures, notes
-
-
-def story_picture(call: Call, story_id: str, offset: int | None, height: int | None) -> Picture:
-    image = renders.story_image(call.env, call.actor, story_id, offset=offset, height=height)
-    return Picture(label=f"story {story_id}", png=image.png, note=image.note or "current image")
+    on_it = threads.list_comments(call.env, call.actor, related) if related else []
+    return shown, thread_note(on_it)

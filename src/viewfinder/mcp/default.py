@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from viewfinder.errors import InvalidInput
-from viewfinder.mcp.common import diff_pictures, read_image, story_picture
+from viewfinder.mcp.common import pictures as shown_pictures
+from viewfinder.mcp.common import read_image
 from viewfinder.mcp.tooling import Call, ImageResult, ToolSpec
 from viewfinder.services import (
     baselines,
@@ -145,13 +145,14 @@ class GetDiff(BaseModel):
 
 
 def _get_diff(call: Call, args: GetDiff) -> DiffRecord:
-    if (args.diff_id is None) == (args.image_id is None):
-        raise InvalidInput("give exactly one of diff_id and image_id")
-    if args.diff_id is not None:
-        return diffs.get_diff(call.env, call.actor, args.diff_id)
-    found = diffs.latest_for_image(call.env, call.actor, args.image_id or "")
-    if found is None:
-        raise InvalidInput(f"image {args.image_id} was never compared: push it with compare")
+    _, found = diffs.find(
+        call.env,
+        call.actor,
+        diff_id=args.diff_id,
+        image_id=args.image_id,
+        names=("diff_id", "", "image_id"),
+    )
+    assert found is not None  # only a story can lack a diff
     return found
 
 
@@ -170,15 +171,15 @@ class Render(BaseModel):
 
 
 def _render(call: Call, args: Render) -> ImageResult:
-    if (args.diff_id is None) == (args.story_id is None):
-        raise InvalidInput("give exactly one of diff_id and story_id")
-    if args.story_id is not None:
-        picture = story_picture(call, args.story_id, args.px_offset, args.px_height)
-        pictures, note = [picture], f"The current image of story {args.story_id}."
-    else:
-        pictures, note = diff_pictures(
-            call, args.diff_id or "", args.which, args.px_offset, args.px_height
-        )
+    pictures, note = shown_pictures(
+        call,
+        diff_id=args.diff_id,
+        story_id=args.story_id,
+        which=args.which,
+        offset=args.px_offset,
+        height=args.px_height,
+        names=("diff_id", "story_id"),
+    )
     record = Rendering(
         diff_id=args.diff_id,
         story_id=args.story_id,

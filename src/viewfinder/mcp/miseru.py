@@ -120,16 +120,11 @@ def _compare_line(d: DiffRecord) -> str:
         return (
             f"still computing after 30 s; get the result with miseru_diff (image_id {d.image_id})"
         )
-    if d.outcome == "registered":
-        return "registered as the baseline (there was none for this name)"
-    if d.outcome == "failed":
-        return f"failed: {d.failure_reason}"
-    ratio = f"{(d.diff_ratio or 0):.4%}"
-    if d.outcome == "unchanged":
-        return f"unchanged ({ratio} of the pixels differ)"
+    if d.outcome != "changed":
+        return d.found
     return (
-        f"changed: {ratio} of the pixels differ (diff_id {d.id}). Look with miseru_diff; if "
-        "intended, miseru_approve; if not, fix the code and push again with compare: true"
+        f"{d.found} diff_id {d.id}. Look with miseru_diff; if intended, miseru_approve; if "
+        "not, fix the code and push again with compare: true"
     )
 
 
@@ -178,15 +173,9 @@ def _expire(call: Call, a: ImageArg) -> TextResult:
 
 
 def _sentence(d: DiffRecord) -> str:
-    ratio = f"{(d.diff_ratio or 0):.4%}"
     if d.state == "done" and d.outcome == "changed":
-        return (
-            f"Changed: {ratio} of the pixels differ (diff_id {d.id}); miseru_approve makes "
-            f"this image the baseline. Next: {d.next_step}"
-        )
-    if d.state == "done" and d.outcome == "unchanged":
-        return f"Unchanged: {ratio} of the pixels differ. {d.next_step}"
-    return d.next_step
+        return f"{d.found} diff_id {d.id}; miseru_approve makes this image the baseline."
+    return f"{d.found} {d.next_step}"
 
 
 def _pictures(call: Call, d: DiffRecord, kinds: list[ImageKind]) -> list[str | Picture]:

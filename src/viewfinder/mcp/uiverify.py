@@ -11,8 +11,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from viewfinder.errors import InvalidInput, ViewfinderError
-from viewfinder.mcp.common import diff_pictures, story_picture, thread_note
+from viewfinder.errors import ViewfinderError
+from viewfinder.mcp.common import pictures as shown_pictures
 from viewfinder.mcp.tooling import Call, ImageResult, Result, ToolSpec
 from viewfinder.mcp.uiverify_builds import (
     AnyBuild,
@@ -43,7 +43,7 @@ from viewfinder.mcp.uiverify_shapes import (
     flatten,
     story_items,
 )
-from viewfinder.services import builds, diffs, reviews, threads
+from viewfinder.services import diffs, reviews, threads
 
 # ---- the vocabulary ---------------------------------------------------------------------------
 
@@ -85,22 +85,18 @@ class GetDiff(AnyBuild):
     )
 
 
-def _one(diff_id: str | None, story_id: str | None) -> None:
-    if (diff_id is None) == (story_id is None):
-        raise InvalidInput("give exactly one of diffResultId and storyId")
-
-
 def _get_diff(call: Call, args: GetDiff) -> DiffDetail:
-    _one(args.diffResultId, args.storyId)
-    diff_id = args.diffResultId
-    if args.storyId is not None:
-        story = builds.get_story(call.env, call.actor, args.storyId)
-        if story.diff_id is None:
-            return DiffDetail.removed(story)
-        diff_id = story.diff_id
-    assert diff_id is not None
-    record = diffs.get_diff(call.env, call.actor, diff_id)
-    return DiffDetail.of(record, threads.list_comments(call.env, call.actor, diff_id))
+    story, record = diffs.find(
+        call.env,
+        call.actor,
+        diff_id=args.diffResultId,
+        story_id=args.storyId,
+        names=("diffResultId", "storyId", ""),
+    )
+    if record is None:
+        assert story is not None
+        return DiffDetail.removed(story)
+    return DiffDetail.of(record, threads.list_comments(call.env, call.actor, record.id))
 
 
 class PxPagination(BaseModel):
@@ -124,18 +120,16 @@ class Render(BaseModel):
 
 
 def _render(call: Call, args: Render) -> ImageResult:
-    _one(args.diffResultId, args.storyId)
     px = args.pxPagination
-    offset, height = (px.offset, px.height) if px is not None else (None, None)
-    if args.storyId is not None:
-        story = builds.get_story(call.env, call.actor, args.storyId)
-        pictures = [story_picture(call, args.storyId, offset, height)]
-        on_story = (
-            threads.list_comments(call.env, call.actor, story.diff_id) if story.diff_id else []
-        )
-        note = thread_note(on_story)
-    else:
-        pictures, note = diff_pictures(call, args.diffResultId or "", args.which, offset, height)
+    pictures, note = shown_pictures(
+        call,
+        diff_id=args.diffResultId,
+        story_id=args.storyId,
+        which=args.which,
+        offset=px.offset if px is not None else None,
+        height=px.height if px is not None else None,
+        names=("diffResultId", "storyId"),
+    )
     record = Rendering(
         diffResultId=args.diffResultId,
         storyId=args.storyId,

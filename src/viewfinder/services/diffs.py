@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 
 from viewfinder.errors import Conflict, InvalidInput, NotFound, ViewfinderError
 from viewfinder.imaging import Mask
-from viewfinder.services import baselines, comparisons, lifecycle
+from viewfinder.services import baselines, comparisons, lifecycle, selectors
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import DiffRecord, Urls
+from viewfinder.services.records import DiffRecord, StoryRecord, Urls
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import Baseline, Comparison, Context, Image, Story
 
@@ -268,6 +268,33 @@ def record(env: Env, s: Session, row: Comparison, viewer: Actor) -> DiffRecord:
 def get_diff(env: Env, actor: Actor, diff_id: str) -> DiffRecord:
     with env.db.read() as s:
         return record(env, s, get_row(s, actor, diff_id), actor)
+
+
+def find(
+    env: Env,
+    actor: Actor,
+    *,
+    diff_id: str | None = None,
+    story_id: str | None = None,
+    image_id: str | None = None,
+    names: tuple[str, str, str] = ("diff_id", "story_id", "image_id"),
+) -> tuple[StoryRecord | None, DiffRecord | None]:
+    """The diff named by exactly one of its id, its story (any story: a removed one has no
+    diff) or its pushed image (the newest diff of it), under the caller's ``names``; with the
+    story when one was named. Raises InvalidInput, NotFound."""
+    given = dict(zip(names, (diff_id, story_id, image_id), strict=True))
+    which = selectors.exactly_one({k: v for k, v in given.items() if k})
+    if which == names[0]:
+        return None, get_diff(env, actor, diff_id or "")
+    if which == names[1]:
+        from viewfinder.services import builds
+
+        story = builds.get_story(env, actor, story_id or "")
+        return story, get_diff(env, actor, story.diff_id) if story.diff_id else None
+    found = latest_for_image(env, actor, image_id or "")
+    if found is None:
+        raise InvalidInput(f"image {image_id} was never compared: push it with compare")
+    return None, found
 
 
 def latest_for_image(env: Env, actor: Actor, image_id: str) -> DiffRecord | None:

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.imaging import Region, crop_regions, decode, png, read_header
-from viewfinder.services import comparisons, diffs
+from viewfinder.services import comparisons, diffs, selectors
 from viewfinder.services.env import Actor, Env
 from viewfinder.store.models import Image, Story
 
@@ -126,3 +126,28 @@ def story_image(
     if sha is None:
         raise NotFound(f"story {story_id} has no image")
     return _page(env.blobs.get(sha), offset, height, story_id)
+
+
+def render(
+    env: Env,
+    actor: Actor,
+    *,
+    diff_id: str | None = None,
+    story_id: str | None = None,
+    kind: str = "diff",
+    offset: int | None = None,
+    height: int | None = None,
+    names: tuple[str, str] = ("diff_id", "story_id"),
+) -> tuple[list[Rendered], str | None]:
+    """Images of a diff, or a story's current image (any story, unchanged ones too): exactly
+    one of the two, under the caller's ``names`` for them. Returns the images and the diff
+    whose threads belong with them (a story's own diff; None for a removed story)."""
+    which = selectors.exactly_one(dict(zip(names, (diff_id, story_id), strict=True)))
+    if which == names[0]:
+        assert diff_id is not None
+        return render_diff(env, actor, diff_id, kind, offset=offset, height=height), diff_id
+    assert story_id is not None
+    image = story_image(env, actor, story_id, offset=offset, height=height)
+    with env.db.read() as s:
+        story = s.get(Story, story_id)
+        return [image], story.comparison_id if story is not None else None

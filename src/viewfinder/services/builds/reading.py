@@ -10,7 +10,7 @@ from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput, NotFound
-from viewfinder.services import comparisons, contexts, diffs, lifecycle
+from viewfinder.services import comparisons, contexts, diffs, lifecycle, selectors
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.pagination import Cursor, page_limit
 from viewfinder.services.records import (
@@ -227,12 +227,7 @@ def resolve_selector(
 ) -> Build:
     """The build named by exactly one of build_id, commit_sha (newest build of that commit) or
     pr_number (newest build of that PR). Raises InvalidInput, NotFound."""
-    given = [v is not None for v in (build_id, commit_sha, pr_number)]
-    if sum(given) != 1:
-        raise InvalidInput(
-            "select a build with exactly one of build_id, commit_sha and pr_number"
-            + (" (none given)" if not any(given) else " (several given)")
-        )
+    selectors.exactly_one({"build_id": build_id, "commit_sha": commit_sha, "pr_number": pr_number})
     if build_id is not None:
         return _get_build(s, actor, build_id)
     query = select(Build).where(Build.project_id == actor.project_id)

@@ -74,7 +74,6 @@ def upgrade() -> None:
         "WHERE EXISTS (SELECT 1 FROM images WHERE images.sha256 = blobs.sha256)"
     )
 
-
     with op.batch_alter_table("builds") as batch:
         batch.add_column(sa.Column("verdict", sa.String(10), nullable=True))
         batch.create_index("ix_builds_project_verdict", ["project_id", "verdict"])
