@@ -83,7 +83,7 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
             assert record["diff_id"] == diff["diff_id"] and record["image_id"] == image_id
             kinds = [c.type for c in shown.content]
             assert kinds == ["text", "text", "text", "image", "text", "image", "text", "image"]
-            assert texts(shown)[0].startswith("Changed: 6.2500% of the pixels differ")
+            assert texts(shown)[0].startswith("Changed: 6.2500% of pixels differ")
             assert json.loads(texts(shown)[1]) == record
             assert [t.split(":")[0] for t in texts(shown)[2:]] == ["diff", "baseline", "candidate"]
             only_diff = await agent.call_tool("miseru_diff", {"image_id": image_id})
