@@ -12,6 +12,7 @@ import pytest
 
 from tests import analysis_corpus
 from viewfinder.imaging import compare, png
+from viewfinder.imaging.analysis import Signal, wording
 
 
 @pytest.fixture(scope="session")
@@ -183,3 +184,67 @@ def test_the_readme_example_is_a_recoloured_button_and_a_note_moved_down() -> No
     kinds = {(c.kind, c.dx, c.dy) for c in analysis.changes}
     assert ("color", None, None) in kinds and ("move", 0, 4) in kinds, analysis.changes
     assert analysis.kind == "color" and analysis.verdict == "likely_intended"
+
+
+# ---- signals and their words -------------------------------------------------------------------
+
+
+def test_every_signal_has_its_own_wording() -> None:
+    assert set(wording.NOTES) == set(Signal)
+    assert all(words.strip() for words in wording.NOTES.values())
+    assert len(set(wording.NOTES.values())) == len(Signal), "two signals would read the same"
+
+
+def test_every_note_is_its_signals_wording(results: list[tuple[dict[str, Any], Any]]) -> None:
+    seen = set()
+    for _, analysis in results:
+        for c in analysis.changes:
+            seen.add(c.signal)
+            assert (c.signal is None) is (c.note == "") is ("note" not in c.to_dict())
+            if c.signal is not None and c.signal is not Signal.RESIZED:
+                assert c.note == c.to_dict()["note"] == wording.NOTES[c.signal]
+    # The corpus holds every signal but NOT_EXAMINED (tested below): the check above saw them.
+    assert seen == {None, *Signal} - {Signal.NOT_EXAMINED}
+
+
+def test_decisions_follow_the_signals_not_their_wording(
+    results: list[tuple[dict[str, Any], Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Notes are worded when read: the old ones are read before the wording changes.
+    signalled = [
+        (p, a, [c.note for c in a.changes]) for p, a in results if any(c.signal for c in a.changes)
+    ]
+    reworded = {signal: f"<{words}>" for signal, words in wording.NOTES.items()}
+    monkeypatch.setattr(wording, "NOTES", reworded)
+    assert len(signalled) >= 10
+    for pair, before, notes in signalled:
+        after = run(pair)
+        assert (after.kind, after.verdict, after.confidence, after.summary) == (
+            before.kind,
+            before.verdict,
+            before.confidence,
+            before.summary,
+        ), pair["name"]
+        assert [c.signal for c in after.changes] == [c.signal for c in before.changes]
+        assert [c.note for c in after.changes] == [f"<{n}>" if n else "" for n in notes]
+
+
+def test_a_size_change_notes_both_sizes() -> None:
+    base = page()
+    taller = np.concatenate([base, np.full((10, 160, 3), 250, np.uint8)])
+    analysis = analysis_of(base, taller).analysis
+    (size,) = [c for c in analysis.changes if c.kind == "size"]
+    assert (size.signal, size.note) == (Signal.RESIZED, "160x120 -> 160x130")
+    assert "The image size changed (160x120 -> 160x130)" in analysis.reasoning
+
+
+def test_regions_beyond_those_examined_are_noted_as_not_examined() -> None:
+    base = np.full((300, 440, 3), 250, np.uint8)
+    cand = base.copy()
+    for i in range(70):  # squares far enough apart to be regions of their own
+        y, x = 10 + (i // 10) * 40, 10 + (i % 10) * 42
+        cand[y : y + 4 + i % 5, x : x + 6] = 20
+    analysis = analysis_of(base, cand).analysis
+    skipped = [c for c in analysis.changes if c.signal is Signal.NOT_EXAMINED]
+    assert len(analysis.changes) == 70 and len(skipped) == 70 - 64
+    assert {c.to_dict()["note"] for c in skipped} == {"not examined"}

@@ -36,7 +36,16 @@ def test_blur_refuses_an_area_outside_the_image() -> None:
 
 
 def test_blur_of_an_empty_area_writes_nothing() -> None:
-    _analysis.blur(np.zeros((4, 4, 3), np.uint8), 0, 0, np.empty((0, 4, 3), np.float32))
+    src = np.full((4, 4, 3), 200, np.uint8)
+    plane = np.full((4, 4, 3), -1.0, np.float32)
+    # Empty views into a live plane (no rows, no columns, none in the middle): a stray write
+    # through any of them would show in the plane.
+    for empty in (plane[:0], plane[:, :0], plane[2:2, 1:3]):
+        assert _analysis.blur(src, 0, 0, empty) is None
+    assert (plane == -1.0).all()
+    # An empty area is still placed: outside the image it is refused like any other.
+    with pytest.raises(ValueError, match="outside the image"):
+        _analysis.blur(src, 3, 0, plane[:0, :2])
 
 
 def reference_envelope(

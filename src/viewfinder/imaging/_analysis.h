@@ -1,0 +1,47 @@
+/*
+ * What the files of the _analysis extension share: the views of images and float planes, the
+ * buffer check of an image, and the methods that _analysis.c's module table lists. Symbols
+ * shared between files carry the vfa_ prefix so that they cannot clash with a library's.
+ */
+#ifndef VIEWFINDER_ANALYSIS_H
+#define VIEWFINDER_ANALYSIS_H
+
+#include "_buffers.h"
+
+#include <stdint.h>
+
+typedef struct {
+    const uint8_t *data;
+    Py_ssize_t stride;
+    int channels;
+} pixels_t;
+
+typedef struct {
+    float *data;
+    Py_ssize_t stride; /* floats from one row to the next */
+    Py_ssize_t width, height;
+} plane3_t; /* rows of (r, g, b) float triples */
+
+/* A uint8 image of shape (height, width, 3 or 4) with contiguous rows (see get_uint8_image),
+ * viewed as `im`, or ValueError naming it and -1. */
+int vfa_get_pixels(PyObject *obj, Py_buffer *view, pixels_t *im, const char *name);
+
+/* Static in every file that includes it: it must inline into the kernels' loops. */
+static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* A method's docstring, defined beside the method for the module table. */
+#define VFA_DOC(name, text) const char name[] = PyDoc_STR(text)
+
+/* The methods: blur and motion_residual (_analysis_motion.c), envelope (_analysis_envelope.c),
+ * signatures and matches (_analysis_moves.c). */
+PyObject *vfa_blur(PyObject *self, PyObject *args);
+PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
+PyObject *vfa_envelope(PyObject *self, PyObject *args);
+PyObject *vfa_signatures(PyObject *self, PyObject *args);
+PyObject *vfa_matches(PyObject *self, PyObject *args);
+extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[],
+    vfa_signatures_doc[], vfa_matches_doc[];
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * The noise test's motion residual: blur() and motion_residual(). Both images are blurred over
+ * a window, one Lucas-Kanade step estimates their sub-pixel motion, and what the motion leaves
+ * unexplained inside a box is measured.
+ */
+#include "_analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int get_plane3(PyObject *obj, Py_buffer *view, int writable, plane3_t *p, const char *name) {
+    int flags = PyBUF_STRIDED_RO | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0) return -1;
+    if (view->ndim != 3 || view->itemsize != 4 || !view->format || view->format[0] != 'f' ||
+        view->shape[2] != 3 || view->strides[2] != 4 || view->strides[1] != 12 ||
+        view->strides[0] < 0 || view->strides[0] % 4 != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s must be a float32 array of shape (height, width, 3) with contiguous rows",
+                     name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    p->data = view->buf;
+    p->stride = view->strides[0] / 4;
+    p->height = view->shape[0];
+    p->width = view->shape[1];
+    return 0;
+}
+
+/* ---- blur ---------------------------------------------------------------------------------- */
+
+/* The [1 2 3 2 1] / 9 kernel along rows then columns (a 3x3 box applied twice), edges of the
+ * area repeated. Sums are exact integers (at most 81 * 255, so 16 bits hold them); only the
+ * final scale rounds. Both passes run over a row's bytes as one flat run, alpha included, so
+ * that they vectorise; each source row is blurred along x once, into a ring of five. */
+typedef struct {
+    uint8_t *padded;  /* one source row, its first and last pixel repeated twice */
+    uint16_t *ring;   /* five rows blurred along x */
+    uint16_t *column; /* one row blurred along both axes */
+} blur_buffers_t;
+
+static void blur_row_x(const uint8_t *row, Py_ssize_t w, int c, uint8_t *padded, uint16_t *to) {
+    const Py_ssize_t n = w * c;
+    memcpy(padded + 2 * c, row, (size_t)n);
+    for (int ch = 0; ch < c; ch++) {
+        padded[ch] = padded[c + ch] = row[ch];
+        padded[n + 2 * c + ch] = padded[n + 3 * c + ch] = row[n - c + ch];
+    }
+    const uint8_t *p = padded + 2 * c;
+    for (Py_ssize_t i = 0; i < n; i++)
+        to[i] = (uint16_t)(p[i - 2 * c] + 2 * p[i - c] + 3 * p[i] + 2 * p[i + c] + p[i + 2 * c]);
+}
+
+static void blur_area(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t w,
+                      Py_ssize_t h, const plane3_t *out, const blur_buffers_t *buf) {
+    const int c = src->channels;
+    const Py_ssize_t n = w * c;
+    const float scale = 1.0f / 81.0f;
+    Py_ssize_t ready = 0; /* source rows [0, ready) of the area are in the ring */
+    for (Py_ssize_t r = 0; r < h; r++) {
+        for (; ready < h && ready <= r + 2; ready++)
+            blur_row_x(src->data + (y0 + ready) * src->stride + x0 * c, w, c, buf->padded,
+                       buf->ring + (ready % 5) * n);
+        const uint16_t *v[5];
+        for (int i = 0; i < 5; i++) v[i] = buf->ring + (clamp(r + i - 2, 0, h - 1) % 5) * n;
+        uint16_t *col = buf->column;
+        for (Py_ssize_t i = 0; i < n; i++)
+            col[i] = (uint16_t)(v[0][i] + 2 * v[1][i] + 3 * v[2][i] + 2 * v[3][i] + v[4][i]);
+        float *o = out->data + r * out->stride;
+        if (c == 3) {
+            for (Py_ssize_t i = 0; i < n; i++) o[i] = (float)col[i] * scale;
+        } else {
+            for (Py_ssize_t x = 0; x < w; x++)
+                for (int ch = 0; ch < 3; ch++) o[x * 3 + ch] = (float)col[x * c + ch] * scale;
+        }
+    }
+}
+
+PyObject *vfa_blur(PyObject *self, PyObject *args) {
+    PyObject *src_obj, *out_obj;
+    Py_ssize_t x0, y0;
+    if (!PyArg_ParseTuple(args, "OnnO", &src_obj, &x0, &y0, &out_obj)) return NULL;
+    Py_buffer vs, vo;
+    pixels_t src;
+    plane3_t out;
+    if (vfa_get_pixels(src_obj, &vs, &src, "src") < 0) return NULL;
+    if (get_plane3(out_obj, &vo, 1, &out, "out") < 0) {
+        PyBuffer_Release(&vs);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (x0 < 0 || y0 < 0 || x0 + out.width > vs.shape[1] || y0 + out.height > vs.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "the area lies outside the image");
+        goto done;
+    }
+    if (out.width == 0 || out.height == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    const size_t n = (size_t)(out.width * src.channels);
+    blur_buffers_t buf = {
+        .padded = malloc(n + 4 * (size_t)src.channels),
+        .ring = malloc(sizeof(uint16_t) * 5 * n),
+        .column = malloc(sizeof(uint16_t) * n),
+    };
+    if (buf.padded && buf.ring && buf.column) {
+        Py_BEGIN_ALLOW_THREADS
+        blur_area(&src, x0, y0, out.width, out.height, &out, &buf);
+        Py_END_ALLOW_THREADS
+    }
+    int ok = buf.padded && buf.ring && buf.column;
+    free(buf.padded);
+    free(buf.ring);
+    free(buf.column);
+    if (!ok) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&vs);
+    PyBuffer_Release(&vo);
+    return result;
+}
+
+VFA_DOC(vfa_blur_doc,
+             "blur(src, x0, y0, out)\n\n"
+             "Write into out (float32, (h, w, 3)) the area of src (uint8, (H, W, 3|4)) at (x0, y0)\n"
+             "blurred by [1 2 3 2 1] / 9 along both axes, the area's edges repeated.");
+
+/* ---- motion residual ------------------------------------------------------------------------ */
+
+typedef struct {
+    Py_ssize_t x0, y0, x1, y1;
+} box_t;
+
+/* One Lucas-Kanade step over the whole window: the translation (tx, ty), clipped to a pixel,
+ * that best explains b - a from a's gradient. Gradients are central differences inside and
+ * one-sided at the window's edges. */
+static void estimate_motion(const plane3_t *a, const plane3_t *b, double *tx, double *ty) {
+    const Py_ssize_t w = a->width, h = a->height;
+    double sxx = 0, sxy = 0, syy = 0, sxd = 0, syd = 0;
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const float *row = a->data + y * a->stride;
+        const float *up = a->data + (y > 0 ? y - 1 : 0) * a->stride;
+        const float *down = a->data + (y < h - 1 ? y + 1 : h - 1) * a->stride;
+        const float gscale = (y > 0 && y < h - 1) ? 0.5f : 1.0f;
+        const float *brow = b->data + y * b->stride;
+        float rxx = 0, rxy = 0, ryy = 0, rxd = 0, ryd = 0;
+#define ACCUMULATE(i, gx)                                 \
+    do {                                                  \
+        const float gx_ = (gx);                           \
+        const float gy_ = (down[i] - up[i]) * gscale;     \
+        const float d_ = brow[i] - row[i];                \
+        rxx += gx_ * gx_;                                 \
+        rxy += gx_ * gy_;                                 \
+        ryy += gy_ * gy_;                                 \
+        rxd += gx_ * d_;                                  \
+        ryd += gy_ * d_;                                  \
+    } while (0)
+        for (Py_ssize_t i = 0; i < 3; i++) ACCUMULATE(i, row[i + 3] - row[i]);
+        for (Py_ssize_t i = 3; i < (w - 1) * 3; i++) ACCUMULATE(i, (row[i + 3] - row[i - 3]) * 0.5f);
+        for (Py_ssize_t i = (w - 1) * 3; i < w * 3; i++) ACCUMULATE(i, row[i] - row[i - 3]);
+#undef ACCUMULATE
+        sxx += rxx;
+        sxy += rxy;
+        syy += ryy;
+        sxd += rxd;
+        syd += ryd;
+    }
+    const double ridge = 1e-3 + 1e-4 * (sxx + syy); /* flat windows: no motion, not a wild one */
+    const double m00 = sxx + ridge, m11 = syy + ridge, m01 = sxy;
+    const double det = m00 * m11 - m01 * m01;
+    double vx = -sxd, vy = -syd;
+    double sx = det != 0 ? (m11 * vx - m01 * vy) / det : 0;
+    double sy = det != 0 ? (m00 * vy - m01 * vx) / det : 0;
+    *tx = sx < -1 ? -1 : (sx > 1 ? 1 : sx);
+    *ty = sy < -1 ? -1 : (sy > 1 ? 1 : sy);
+}
+
+/* Largest |b - a sampled at (x - tx, y - ty)| over the box and the three channels, bilinear
+ * sampling with the window's edges repeated. */
+static float residual_in(const plane3_t *a, const plane3_t *b, double tx, double ty, box_t box) {
+    const Py_ssize_t w = a->width, h = a->height;
+    const Py_ssize_t kx = (Py_ssize_t)floor(-tx), ky = (Py_ssize_t)floor(-ty);
+    const float fx = (float)(-tx - (double)kx), fy = (float)(-ty - (double)ky);
+    float worst = 0;
+    for (Py_ssize_t y = box.y0; y < box.y1; y++) {
+        const float *r0 = a->data + clamp(y + ky, 0, h - 1) * a->stride;
+        const float *r1 = a->data + clamp(y + ky + 1, 0, h - 1) * a->stride;
+        const float *brow = b->data + y * b->stride;
+        for (Py_ssize_t x = box.x0; x < box.x1; x++) {
+            const Py_ssize_t c0 = clamp(x + kx, 0, w - 1) * 3, c1 = clamp(x + kx + 1, 0, w - 1) * 3;
+            for (int ch = 0; ch < 3; ch++) {
+                const float top = r0[c0 + ch] * (1 - fx) + r0[c1 + ch] * fx;
+                const float bottom = r1[c0 + ch] * (1 - fx) + r1[c1 + ch] * fx;
+                const float diff = fabsf(brow[x * 3 + ch] - (top * (1 - fy) + bottom * fy));
+                if (diff > worst) worst = diff;
+            }
+        }
+    }
+    return worst;
+}
+
+static int parse_box(PyObject *obj, box_t *box, Py_ssize_t w, Py_ssize_t h, const char *name,
+                     const char *within) {
+    if (!PyArg_ParseTuple(obj, "nnnn", &box->x0, &box->y0, &box->x1, &box->y1)) return -1;
+    if (box->x1 < box->x0) box->x1 = box->x0;
+    if (box->y1 < box->y0) box->y1 = box->y0;
+    if (box->x0 < 0 || box->y0 < 0 || box->x1 > w || box->y1 > h) {
+        PyErr_Format(PyExc_ValueError, "%s lies outside the %s", name, within);
+        return -1;
+    }
+    return 0;
+}
+
+/* Both images' window blurred (from 2 px around it where the image has them, so that the
+ * blur sees the window's true neighbours), the motion estimated over the window, and the
+ * residual measured. Scratch memory is the window's size: it stays in cache, and no
+ * page-sized plane is ever allocated for a handful of small regions. */
+static int window_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t iw, Py_ssize_t ih,
+                           box_t win, box_t inside, box_t trimmed, double still, float *worst,
+                           double *motion) {
+    const Py_ssize_t ex0 = win.x0 >= 2 ? win.x0 - 2 : 0, ey0 = win.y0 >= 2 ? win.y0 - 2 : 0;
+    const Py_ssize_t ex1 = win.x1 + 2 <= iw ? win.x1 + 2 : iw;
+    const Py_ssize_t ey1 = win.y1 + 2 <= ih ? win.y1 + 2 : ih;
+    const Py_ssize_t ew = ex1 - ex0, eh = ey1 - ey0, w = win.x1 - win.x0, h = win.y1 - win.y0;
+    const size_t n = (size_t)(ew * a->channels);
+    float *planes = malloc(sizeof(float) * 6 * (size_t)(ew * eh));
+    blur_buffers_t buf = {
+        .padded = malloc(n + 4 * (size_t)a->channels),
+        .ring = malloc(sizeof(uint16_t) * 5 * n),
+        .column = malloc(sizeof(uint16_t) * n),
+    };
+    const int ok = planes && buf.padded && buf.ring && buf.column;
+    if (ok) {
+        const plane3_t area_a = {planes, ew * 3, ew, eh};
+        const plane3_t area_b = {planes + 3 * ew * eh, ew * 3, ew, eh};
+        blur_area(a, ex0, ey0, ew, eh, &area_a, &buf);
+        blur_area(b, ex0, ey0, ew, eh, &area_b, &buf);
+        const Py_ssize_t skip = (win.y0 - ey0) * ew * 3 + (win.x0 - ex0) * 3;
+        const plane3_t wa = {area_a.data + skip, ew * 3, w, h};
+        const plane3_t wb = {area_b.data + skip, ew * 3, w, h};
+        double tx = 0, ty = 0;
+        *motion = 0;
+        if (w >= 2 && h >= 2) {
+            estimate_motion(&wa, &wb, &tx, &ty);
+            *motion = hypot(tx, ty);
+        }
+        *worst = residual_in(&wa, &wb, tx, ty, *motion >= still ? trimmed : inside);
+    }
+    free(planes);
+    free(buf.padded);
+    free(buf.ring);
+    free(buf.column);
+    return ok;
+}
+
+PyObject *vfa_motion_residual(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj, *win_obj, *inside_obj, *trimmed_obj;
+    double still;
+    if (!PyArg_ParseTuple(args, "OOO!O!O!d", &a_obj, &b_obj, &PyTuple_Type, &win_obj,
+                          &PyTuple_Type, &inside_obj, &PyTuple_Type, &trimmed_obj, &still))
+        return NULL;
+    Py_buffer va, vb;
+    pixels_t a, b;
+    if (vfa_get_pixels(a_obj, &va, &a, "a") < 0) return NULL;
+    if (vfa_get_pixels(b_obj, &vb, &b, "b") < 0) {
+        PyBuffer_Release(&va);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    box_t win, inside, trimmed;
+    if (va.shape[0] != vb.shape[0] || va.shape[1] != vb.shape[1] || a.channels != b.channels) {
+        PyErr_SetString(PyExc_ValueError, "a and b must have the same shape");
+        goto done;
+    }
+    if (parse_box(win_obj, &win, va.shape[1], va.shape[0], "window", "image") < 0) goto done;
+    if (win.x1 == win.x0 || win.y1 == win.y0) {
+        result = Py_BuildValue("dd", 0.0, 0.0);
+        goto done;
+    }
+    if (parse_box(inside_obj, &inside, win.x1 - win.x0, win.y1 - win.y0, "inside", "window") < 0 ||
+        parse_box(trimmed_obj, &trimmed, win.x1 - win.x0, win.y1 - win.y0, "trimmed", "window") < 0)
+        goto done;
+    float worst = 0;
+    double motion = 0;
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = window_residual(&a, &b, va.shape[1], va.shape[0], win, inside, trimmed, still, &worst,
+                         &motion);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("dd", (double)worst, motion);
+done:
+    PyBuffer_Release(&va);
+    PyBuffer_Release(&vb);
+    return result;
+}
+
+VFA_DOC(vfa_motion_residual_doc,
+             "motion_residual(a, b, window, inside, trimmed, still) -> (residual, motion)\n\n"
+             "a, b: images of one shape (uint8, (H, W, 3|4)). Blurs both over `window`\n"
+             "(x0, y0, x1, y1) like blur(), estimates the sub-pixel translation of b against a\n"
+             "over the window, and returns the largest per-channel difference left inside\n"
+             "`inside` (window-relative), or inside `trimmed` when the motion is `still` px or\n"
+             "more, with the motion's length in px.");

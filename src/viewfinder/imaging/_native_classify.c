@@ -1,0 +1,322 @@
+/*
+ * classify(): which differing pixels of two images count as changed, darker, anti-aliased or
+ * subtle.
+ *
+ * The colour delta and anti-aliasing test follow pixelmatch 7.2.0's arithmetic operation for
+ * operation, in IEEE double precision, because the compatibility mode must reproduce its counts
+ * exactly. The module is compiled with -ffp-contract=off so that no fused multiply-add changes a
+ * rounding.
+ */
+#include "_native.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int r, g, b, a;
+} rgba_t;
+
+/*
+ * Pixel access is specialised on the channel count: every caller passes a constant 3 (opaque
+ * RGB) or 4 (RGBA), so the compiler generates one branch-free variant of each loop per layout.
+ */
+ALWAYS_INLINE rgba_t load_rgba(const image_t *im, Py_ssize_t x, Py_ssize_t y, const int ch) {
+    const uint8_t *p = im->data + y * im->stride + x * ch;
+    rgba_t c = {p[0], p[1], p[2], ch == 4 ? p[3] : 255};
+    return c;
+}
+
+/* The pixel as one 32-bit value, for equality tests only. */
+ALWAYS_INLINE uint32_t load_u32(const image_t *im, Py_ssize_t x, Py_ssize_t y, const int ch) {
+    const uint8_t *p = im->data + y * im->stride + x * ch;
+    if (ch == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
+}
+
+/* Background a semi-transparent pixel is blended against; k is the pixel's RGBA byte offset. */
+static void background(Py_ssize_t k, int checkerboard, double *rb, double *gb, double *bb) {
+    if (!checkerboard) {
+        *rb = *gb = *bb = 255;
+        return;
+    }
+    *rb = 48 + 159 * (double)(k % 2);
+    *gb = 48 + 159 * (double)(((int64_t)((double)k / 1.618033988749895)) % 2);
+    *bb = 48 + 159 * (double)(((int64_t)((double)k / 2.618033988749895)) % 2);
+}
+
+/* Signed YIQ distance (negative when the second pixel is darker), as pixelmatch 7.2.0. */
+ALWAYS_INLINE double color_delta(rgba_t p1, rgba_t p2, Py_ssize_t k, int checkerboard) {
+    double dr = p1.r - p2.r, dg = p1.g - p2.g, db = p1.b - p2.b;
+    if (p1.a < 255 || p2.a < 255) {
+        double rb, gb, bb;
+        int da = p1.a - p2.a;
+        background(k, checkerboard, &rb, &gb, &bb);
+        dr = ((double)(p1.r * p1.a - p2.r * p2.a) - rb * da) / 255;
+        dg = ((double)(p1.g * p1.a - p2.g * p2.a) - gb * da) / 255;
+        db = ((double)(p1.b * p1.a - p2.b * p2.a) - bb * da) / 255;
+    }
+    double y = dr * 0.29889531 + dg * 0.58662247 + db * 0.11448223;
+    double i = dr * 0.59597799 - dg * 0.27417610 - db * 0.32180189;
+    double q = dr * 0.21147017 - dg * 0.52261711 + db * 0.31114694;
+    double delta = 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q;
+    return y > 0 ? -delta : delta;
+}
+
+/* Brightness difference between a centre pixel and a neighbour (0 when identical). */
+ALWAYS_INLINE double brightness_delta(rgba_t c, rgba_t n, Py_ssize_t k, int checkerboard) {
+    int ir = c.r - n.r, ig = c.g - n.g, ib = c.b - n.b, ia = c.a - n.a;
+    if (!ir && !ig && !ib && !ia) return 0;
+    double dr = ir, dg = ig, db = ib;
+    if (c.a < 255 || n.a < 255) {
+        double rb, gb, bb;
+        background(k, checkerboard, &rb, &gb, &bb);
+        dr = ((double)(c.r * c.a - n.r * n.a) - rb * ia) / 255;
+        dg = ((double)(c.g * c.a - n.g * n.a) - gb * ia) / 255;
+        db = ((double)(c.b * c.a - n.b * n.a) - bb * ia) / 255;
+    }
+    return dr * 0.29889531 + dg * 0.58662247 + db * 0.11448223;
+}
+
+/* Neighbours in pixelmatch's scan order: column by column, top to bottom within a column. */
+static const int NEIGHBOUR_DX[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
+static const int NEIGHBOUR_DY[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
+
+ALWAYS_INLINE int is_interior(Py_ssize_t x, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h) {
+    return x > 0 && y > 0 && x < w - 1 && y < h - 1;
+}
+
+ALWAYS_INLINE uint32_t u32_at(const uint8_t *p, const int ch) {
+    if (ch == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
+}
+
+/*
+ * True when the pixel has three or more identical neighbours (edges count as one). Answers are
+ * memoised: on anti-aliasing-heavy pairs the same flat pixels are asked about many times.
+ */
+ALWAYS_INLINE int has_many_siblings(const image_t *im, Py_ssize_t x1, Py_ssize_t y1,
+                                    Py_ssize_t w, Py_ssize_t h, const int ch) {
+    uint8_t *memo = im->siblings ? &im->siblings[y1 * w + x1] : NULL;
+    if (memo && *memo) return *memo - 1;
+    int found = 0;
+    const uint8_t *p = im->data + y1 * im->stride + x1 * ch;
+    uint32_t v = u32_at(p, ch);
+    if (is_interior(x1, y1, w, h)) {
+        /* Inside the image the count needs no bounds and no early exit. */
+        int same = 0;
+        for (int n = 0; n < 8; n++)
+            same += u32_at(p + NEIGHBOUR_DY[n] * im->stride + NEIGHBOUR_DX[n] * ch, ch) == v;
+        found = same > 2;
+    } else {
+        Py_ssize_t x0 = x1 > 0 ? x1 - 1 : 0, y0 = y1 > 0 ? y1 - 1 : 0;
+        Py_ssize_t x2 = x1 < w - 1 ? x1 + 1 : w - 1, y2 = y1 < h - 1 ? y1 + 1 : h - 1;
+        int zeroes = 1; /* on the edge */
+        for (Py_ssize_t x = x0; x <= x2 && !found; x++) {
+            for (Py_ssize_t y = y0; y <= y2; y++) {
+                if (x == x1 && y == y1) continue;
+                zeroes += load_u32(im, x, y, ch) == v;
+                if (zeroes > 2) {
+                    found = 1;
+                    break;
+                }
+            }
+        }
+    }
+    if (memo) *memo = (uint8_t)(found + 1);
+    return found;
+}
+
+/*
+ * Anti-aliasing test of pixel (x1, y1) of `im` (Vysniauskas 2009, as pixelmatch): the pixel sits
+ * between a darker and a brighter neighbour, and one of those extremes is a flat area in both
+ * images. Neighbours are visited in pixelmatch's order and the first strict extreme wins,
+ * because ties decide which extreme is examined.
+ */
+ALWAYS_INLINE int antialiased(const image_t *im, const image_t *a, const image_t *b,
+                              Py_ssize_t x1, Py_ssize_t y1, Py_ssize_t w, Py_ssize_t h,
+                              int checkerboard, const int ch) {
+    Py_ssize_t k = (y1 * w + x1) * 4;
+    rgba_t c = load_rgba(im, x1, y1, ch);
+    double min = 0, max = 0;
+    Py_ssize_t min_x = 0, min_y = 0, max_x = 0, max_y = 0;
+    if (is_interior(x1, y1, w, h)) {
+        const uint8_t *p = im->data + y1 * im->stride + x1 * ch;
+        int zeroes = 0, min_n = 0, max_n = 0;
+        for (int n = 0; n < 8; n++) {
+            const uint8_t *q = p + NEIGHBOUR_DY[n] * im->stride + NEIGHBOUR_DX[n] * ch;
+            rgba_t nb = {q[0], q[1], q[2], ch == 4 ? q[3] : 255};
+            double delta = brightness_delta(c, nb, k, checkerboard);
+            if (delta == 0) {
+                if (++zeroes > 2) return 0;
+            } else if (delta < min) {
+                min = delta;
+                min_n = n;
+            } else if (delta > max) {
+                max = delta;
+                max_n = n;
+            }
+        }
+        min_x = x1 + NEIGHBOUR_DX[min_n];
+        min_y = y1 + NEIGHBOUR_DY[min_n];
+        max_x = x1 + NEIGHBOUR_DX[max_n];
+        max_y = y1 + NEIGHBOUR_DY[max_n];
+    } else {
+        Py_ssize_t x0 = x1 > 0 ? x1 - 1 : 0, y0 = y1 > 0 ? y1 - 1 : 0;
+        Py_ssize_t x2 = x1 < w - 1 ? x1 + 1 : w - 1, y2 = y1 < h - 1 ? y1 + 1 : h - 1;
+        int zeroes = 1; /* on the edge */
+        for (Py_ssize_t x = x0; x <= x2; x++) {
+            for (Py_ssize_t y = y0; y <= y2; y++) {
+                if (x == x1 && y == y1) continue;
+                double delta = brightness_delta(c, load_rgba(im, x, y, ch), k, checkerboard);
+                if (delta == 0) {
+                    if (++zeroes > 2) return 0;
+                } else if (delta < min) {
+                    min = delta;
+                    min_x = x;
+                    min_y = y;
+                } else if (delta > max) {
+                    max = delta;
+                    max_x = x;
+                    max_y = y;
+                }
+            }
+        }
+    }
+    if (min == 0 || max == 0) return 0;
+    return (has_many_siblings(a, min_x, min_y, w, h, ch) &&
+            has_many_siblings(b, min_x, min_y, w, h, ch)) ||
+           (has_many_siblings(a, max_x, max_y, w, h, ch) &&
+            has_many_siblings(b, max_x, max_y, w, h, ch));
+}
+
+/* ---- classify ------------------------------------------------------------------------------ */
+
+typedef struct {
+    image_t a, b;
+    Py_ssize_t w, h;
+    double max_delta;
+    int include_aa, checkerboard;
+    uint8_t *labels;
+    Py_ssize_t lstride;
+    Py_ssize_t counts[LABEL_COUNT];
+} classify_t;
+
+ALWAYS_INLINE void classify_pixel(classify_t *job, uint8_t *lrow, Py_ssize_t x, Py_ssize_t y,
+                                  const int ch) {
+    const image_t *a = &job->a, *b = &job->b;
+    if (load_u32(a, x, y, ch) == load_u32(b, x, y, ch)) return;
+    if (lrow[x] == LABEL_MASKED) {
+        job->counts[LABEL_MASKED]++;
+        return;
+    }
+    double delta = color_delta(load_rgba(a, x, y, ch), load_rgba(b, x, y, ch), (y * job->w + x) * 4,
+                               job->checkerboard);
+    int label;
+    if (fabs(delta) > job->max_delta) {
+        if (!job->include_aa &&
+            (antialiased(a, a, b, x, y, job->w, job->h, job->checkerboard, ch) ||
+             antialiased(b, b, a, x, y, job->w, job->h, job->checkerboard, ch)))
+            label = LABEL_AA;
+        else
+            label = delta < 0 ? LABEL_DARKER : LABEL_CHANGED;
+    } else {
+        label = LABEL_SUBTLE;
+    }
+    lrow[x] = (uint8_t)label;
+    job->counts[label]++;
+}
+
+ALWAYS_INLINE void classify_rows(classify_t *job, const int ch) {
+    Py_ssize_t nbytes = job->w * ch;
+    for (Py_ssize_t y = 0; y < job->h; y++) {
+        const uint8_t *ra = job->a.data + y * job->a.stride, *rb = job->b.data + y * job->b.stride;
+        /* Most rows of two screenshots are identical: one memcmp settles them. */
+        if (memcmp(ra, rb, (size_t)nbytes) == 0) continue;
+        uint8_t *lrow = job->labels + y * job->lstride;
+        /* Compare 8 bytes at a time; look at a pixel only where its bytes differ. */
+        Py_ssize_t next = 0;
+        for (Py_ssize_t i = 0; i < nbytes; i += 8) {
+            Py_ssize_t end = i + 8 < nbytes ? i + 8 : nbytes;
+            if (end - i == 8) {
+                uint64_t wa, wb;
+                memcpy(&wa, ra + i, 8);
+                memcpy(&wb, rb + i, 8);
+                if (wa == wb) continue;
+            }
+            Py_ssize_t first = i / ch, last = (end - 1) / ch;
+            for (Py_ssize_t x = first > next ? first : next; x <= last; x++)
+                classify_pixel(job, lrow, x, y, ch);
+            next = last + 1;
+        }
+    }
+}
+
+static void classify_rgb(classify_t *job) { classify_rows(job, 3); }
+static void classify_rgba(classify_t *job) { classify_rows(job, 4); }
+
+VFN_DOC(vfn_classify_doc,
+             "classify(a, b, width, height, max_delta, include_aa, checkerboard, labels)\n"
+             "--\n\n"
+             "Label the differing pixels of the top-left width x height area of two images with\n"
+             "the same channel count. Pixels already labelled masked are skipped. Returns the\n"
+             "counts (changed, darker, antialiased, subtle, masked) of differing pixels.");
+
+PyObject *vfn_classify(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj, *labels_obj;
+    classify_t job = {0};
+    if (!PyArg_ParseTuple(args, "OOnndppO", &a_obj, &b_obj, &job.w, &job.h, &job.max_delta,
+                          &job.include_aa, &job.checkerboard, &labels_obj))
+        return NULL;
+    Py_buffer va, vb, vl;
+    int ca, cb;
+    if (vfn_get_image(a_obj, &va, &job.a, &ca, "a") < 0) return NULL;
+    if (vfn_get_image(b_obj, &vb, &job.b, &cb, "b") < 0) goto fail_a;
+    if (vfn_get_plane(labels_obj, &vl, 1, "labels") < 0) goto fail_b;
+    if (ca != cb) {
+        PyErr_SetString(PyExc_ValueError, "a and b must have the same number of channels");
+        goto fail_l;
+    }
+    if (job.w < 0 || job.h < 0 || job.w > va.shape[1] || job.w > vb.shape[1] ||
+        job.h > va.shape[0] || job.h > vb.shape[0] || job.w > vl.shape[1] ||
+        job.h > vl.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "compared area exceeds an input");
+        goto fail_l;
+    }
+    job.labels = vl.buf;
+    job.lstride = vl.strides[0];
+    if (!job.include_aa && job.w * job.h > 0) {
+        /* calloc maps zero pages lazily: only the neighbourhoods examined cost memory. */
+        job.a.siblings = calloc((size_t)(job.w * job.h), 1);
+        job.b.siblings = calloc((size_t)(job.w * job.h), 1);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (ca == 3)
+        classify_rgb(&job);
+    else
+        classify_rgba(&job);
+    Py_END_ALLOW_THREADS
+    free(job.a.siblings);
+    free(job.b.siblings);
+    PyBuffer_Release(&vl);
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&va);
+    return Py_BuildValue("nnnnn", job.counts[LABEL_CHANGED], job.counts[LABEL_DARKER],
+                         job.counts[LABEL_AA], job.counts[LABEL_SUBTLE],
+                         job.counts[LABEL_MASKED]);
+fail_l:
+    PyBuffer_Release(&vl);
+fail_b:
+    PyBuffer_Release(&vb);
+fail_a:
+    PyBuffer_Release(&va);
+    return NULL;
+}

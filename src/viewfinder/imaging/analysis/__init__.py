@@ -1,0 +1,34 @@
+"""What changed, in words: rendering noise, moves, colour changes and content changes, with a
+verdict a reviewer can start from. Offline, deterministic, no model.
+
+Each changed region is examined on its own, in this order:
+- noise: both images are blurred a little and the base is shifted by the sub-pixel motion that
+  best explains the candidate (Lucas-Kanade over the region and 32 px around it); when what
+  remains is small everywhere, the region is re-rasterisation noise (sub-pixel offsets, tiny
+  rotations, smoothing). The surroundings pin the motion to zero when only the region changed,
+  so a real local change is never explained away as motion.
+- move: a translation (dx, dy) under which the candidate equals the base exactly on the
+  region's changed pixels, found from row and column signatures or phase correlation (moves
+  found in earlier regions first). Moved content landing on content that stayed: an overlap.
+- color: the shapes (edges) are where they were, only colours differ.
+- parts: a region that is none of these is split where unchanged rows or columns part it,
+  and its parts examined the same way.
+- content: anything else; content that vanished into background, or a detailed picture that
+  turned plain (a broken image), is a regression signal.
+
+The whole pair then gets its kind, verdict and words: content inserted above what moved down
+pushed it; vanished pieces along one line are content cut off.
+
+The modules, in the order a region meets them: ``noise``; ``candidates`` (translations worth
+trying) and ``moves`` (the exact check, overlaps); ``content`` (colour only, vanished, image
+lost); ``examine`` (that order, region by region); ``verdict`` (the pair's kind and verdict);
+``wording`` (every text a reviewer reads). ``model`` holds the results and ``signals`` the
+names of the findings that decisions are taken on.
+"""
+
+from viewfinder.imaging.analysis.examine import analyze
+from viewfinder.imaging.analysis.model import Analysis, Change, Kind, Verdict
+from viewfinder.imaging.analysis.signals import Signal
+from viewfinder.imaging.analysis.verdict import IDENTICAL, subtle_only
+
+__all__ = ["IDENTICAL", "Analysis", "Change", "Kind", "Signal", "Verdict", "analyze", "subtle_only"]

@@ -1,0 +1,111 @@
+"""Where to look for a move: the translations worth trying for a region, found cheaply and
+checked exactly later (in ``moves``). Row and column signatures find content that slid along
+one axis, lines equal in both images voting for the offset between them; phase correlation of
+the region's surroundings finds any other translation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewfinder.imaging import _analysis
+from viewfinder.imaging.analysis.model import Box, window
+
+
+def translations(a: np.ndarray, b: np.ndarray, box: Box) -> set[tuple[int, int]]:
+    """Translations worth trying: from row and column signatures, and phase correlation."""
+    found = {(0, d) for d in _signature_votes(a, b, box, columns=False)}
+    found |= {(d, 0) for d in _signature_votes(a, b, box, columns=True)}
+    for dx, dy, step in _phase_peaks(a, b, box):
+        # Peaks of a downsampled correlation are refined around their position.
+        around = range(-step, step + 1)
+        found |= {(dx + i, dy + j) for i in around for j in around}
+    return {d for d in found if d != (0, 0) and abs(d[0]) < a.shape[1] and abs(d[1]) < a.shape[0]}
+
+
+def _line_keys(
+    image: np.ndarray, area: tuple[int, int, int, int], columns: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """A hash per row (or column) of the area (x0, y0, x1, y1) that equal lines share, and
+    which lines are one flat colour (they say nothing about where content went)."""
+    x0, y0, x1, y1 = area
+    n = x1 - x0 if columns else y1 - y0
+    keys, flat = np.empty(n, np.uint64), np.empty(n, bool)
+    _analysis.signatures(image, x0, y0, x1, y1, columns, keys, flat)
+    return keys, flat
+
+
+def _signature_votes(a: np.ndarray, b: np.ndarray, box: Box, columns: bool) -> list[int]:
+    """Offsets d along y (or x, with ``columns``) for which the candidate's lines across the
+    region equal the base's lines d before them, most voted first; lines up to the region's
+    size away are searched. Lines of one flat colour say nothing and are skipped."""
+    x, y, w, h = box
+    search = max(h, w, 64)
+    if columns:
+        lo, hi, limit = x, x + w, a.shape[1]
+        first, last = max(lo - search, 0), min(hi + search, limit)
+        near, here = (first, y, last, y + h), (lo, y, hi, y + h)
+    else:
+        lo, hi, limit = y, y + h, a.shape[0]
+        first, last = max(lo - search, 0), min(hi + search, limit)
+        near, here = (x, first, x + w, last), (x, lo, x + w, hi)
+    base_keys, base_flat = _line_keys(a, near, columns)
+    cand_keys, cand_flat = _line_keys(b, here, columns)
+    index: dict[int, list[int]] = {}
+    base_lines = np.flatnonzero(~base_flat).tolist()
+    for line, key in zip(base_lines, base_keys[~base_flat].tolist(), strict=True):
+        index.setdefault(key, []).append(line + first)
+    votes: dict[int, int] = {}
+    cand_lines = np.flatnonzero(~cand_flat).tolist()
+    for line, key in zip(cand_lines, cand_keys[~cand_flat].tolist(), strict=True):
+        for match in index.get(key, ()):
+            if match != line + lo:
+                votes[line + lo - match] = votes.get(line + lo - match, 0) + 1
+    return sorted(votes, key=lambda d: -votes[d])[:3]
+
+
+def _grey(pixels: np.ndarray) -> np.ndarray:
+    """r + g + b as float32 (channel by channel: a reduction over the last axis is slow)."""
+    grey: np.ndarray = pixels[..., 0].astype(np.float32)
+    grey += pixels[..., 1]
+    grey += pixels[..., 2]
+    return grey
+
+
+def _fast_length(n: int) -> int:
+    """The largest m <= n whose only prime factors are 2, 3 and 5."""
+    for m in range(n, 0, -1):
+        k = m
+        for p in (2, 3, 5):
+            while k % p == 0:
+                k //= p
+        if k == 1:
+            return m
+    return n
+
+
+def _phase_peaks(a: np.ndarray, b: np.ndarray, box: Box) -> list[tuple[int, int, int]]:
+    """Translations suggested by phase correlation of the region's surroundings (coarse for
+    large regions, refined later by exact matching)."""
+    height, width = a.shape[:2]
+    x, y, w, h = box
+    x0, y0, x1, y1 = window(box, max(min(max(w, h), 64), 8), width, height)
+    step = max(1, int(np.ceil(max(x1 - x0, y1 - y0) / 512)))
+    la, lb = (_grey(image[y0:y1:step, x0:x1:step]) for image in (a, b))
+    if la.size < 64:
+        return []
+    # Transforms of lengths with large prime factors are many times slower: the window is
+    # cropped to the largest length below it made of 2, 3 and 5 only.
+    fast = _fast_length(la.shape[0]), _fast_length(la.shape[1])
+    la, lb = la[: fast[0], : fast[1]], lb[: fast[0], : fast[1]]
+    spectrum = np.fft.rfft2(lb - lb.mean()) * np.conj(np.fft.rfft2(la - la.mean()))
+    spectrum /= np.abs(spectrum) + 1e-9
+    corr = np.fft.irfft2(spectrum, s=la.shape)
+    corr[0, 0] = -np.inf  # no motion is what unchanged surroundings vote for
+    peaks = []
+    top = np.argpartition(corr, corr.size - 4, axis=None)[-4:]
+    for flat in top[np.argsort(corr.ravel()[top])[::-1]]:
+        py, px = np.unravel_index(int(flat), corr.shape)
+        dy = py if py <= corr.shape[0] // 2 else py - corr.shape[0]
+        dx = px if px <= corr.shape[1] // 2 else px - corr.shape[1]
+        peaks.append((int(dx) * step, int(dy) * step, step - 1))
+    return peaks

@@ -1,0 +1,69 @@
+"""What a region that did not move holds: the same shapes in new colours, or content that
+vanished into background, or a detailed picture that turned plain (a broken image). The last
+two are regression signals."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewfinder.imaging.analysis.model import Box, window
+
+EDGE_STRONG = 24.0  # luma gradient of an edge
+EDGE_FAINT = 6.0  # ... and of a faint one, which a recolour may leave of it
+
+
+def same_shapes(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
+    """The edges in both images are where they were: only colours changed. Every strong edge
+    of one image must be at least a faint edge of the other (a recolour can make an edge
+    stronger or weaker, never move it)."""
+    height, width = a.shape[:2]
+    x0, y0, x1, y1 = window(box, 2, width, height)
+    ga, gb = _gradient(a[y0:y1, x0:x1]), _gradient(b[y0:y1, x0:x1])
+    strong_a, strong_b = ga > EDGE_STRONG, gb > EDGE_STRONG
+    if not strong_a.any() and not strong_b.any():
+        return True
+    kept = (strong_b & (ga > EDGE_FAINT)).sum() / max(strong_b.sum(), 1)
+    found = (strong_a & (gb > EDGE_FAINT)).sum() / max(strong_a.sum(), 1)
+    return bool(kept >= 0.95 and found >= 0.95)
+
+
+def vanished(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
+    """The base had content here and the candidate shows only flat background. Slivers less
+    than 3 px across say nothing: glyphs re-rasterised a pixel off leave those behind."""
+    x, y, w, h = box
+    if min(w, h) < 3:
+        return False
+    after = b[y : y + h, x : x + w, :3].astype(np.float32)
+    if after.std(axis=(0, 1)).max() >= 3:
+        return False
+    before = a[y : y + h, x : x + w, :3].astype(np.float32)
+    return bool(before.std(axis=(0, 1)).max() > 12)
+
+
+def image_lost(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
+    """A detailed picture became mostly plain: an image that failed to load (a broken-image
+    icon or its alt text at most is left) or was hidden."""
+    x, y, w, h = box
+    if w * h < 256:
+        return False
+    before = _colours(a[y : y + h, x : x + w])
+    after = _colours(b[y : y + h, x : x + w])
+    # A photo has many colours and none dominates; what is left has few, and one dominates.
+    return before[0] >= 64 and before[1] < 0.5 and after[1] >= 0.6 and after[0] * 2 <= before[0]
+
+
+def _gradient(pixels: np.ndarray) -> np.ndarray:
+    luma = pixels[..., :3].astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
+    if min(luma.shape) < 2:
+        return np.zeros(luma.shape, np.float32)
+    gy, gx = np.gradient(luma)
+    magnitude: np.ndarray = np.hypot(gx, gy)
+    return magnitude
+
+
+def _colours(pixels: np.ndarray) -> tuple[int, float]:
+    """How many colours an area has, and the share of the commonest."""
+    flat = pixels[..., :3].reshape(-1, 3)
+    packed = (flat[:, 0].astype(np.int32) << 16) | (flat[:, 1].astype(np.int32) << 8) | flat[:, 2]
+    _, counts = np.unique(packed, return_counts=True)
+    return int(counts.size), float(counts.max() / packed.size)

@@ -1,0 +1,196 @@
+"""The walk over a pair: each changed region examined on its own, in the order the package
+docstring gives (noise, move, colour, parts, content), relabelling the diff image's moved and
+noise pixels as it goes, then the whole pair handed to ``verdict``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from viewfinder.imaging import _native
+from viewfinder.imaging.analysis.candidates import translations
+from viewfinder.imaging.analysis.content import image_lost, same_shapes, vanished
+from viewfinder.imaging.analysis.model import Analysis, Box, Change
+from viewfinder.imaging.analysis.moves import (
+    MOVE_EXPLAINED,
+    MOVE_MIN_PIXELS,
+    accepted,
+    band,
+    find_move,
+    overlapping,
+)
+from viewfinder.imaging.analysis.noise import is_noise
+from viewfinder.imaging.analysis.signals import Signal
+from viewfinder.imaging.analysis.verdict import conclude
+
+SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
+MAX_ANALYSED = 64  # regions examined in detail; the rest are summarised by size
+
+
+def analyze(
+    a: np.ndarray,
+    b: np.ndarray,
+    labels: np.ndarray,
+    regions: list[tuple[int, int, int, int, int]],
+    *,
+    compared_pixels: int,
+    changed_pixels: int,
+) -> Analysis:
+    """Explain a changed pair. ``labels`` is the comparison's label plane; moved and noise
+    pixels are relabelled in it so the diff image tells them apart."""
+    height, width = labels.shape
+    overlap_w, overlap_h = min(a.shape[1], b.shape[1]), min(a.shape[0], b.shape[0])
+    changes: list[Change] = []
+    if (a.shape[0], a.shape[1]) != (b.shape[0], b.shape[1]):
+        changes.append(
+            Change(
+                0,
+                0,
+                width,
+                height,
+                "size",
+                (width * height) - overlap_w * overlap_h,
+                signal=Signal.RESIZED,
+                sizes=(a.shape[1], a.shape[0], b.shape[1], b.shape[0]),
+            )
+        )
+    # Each region's part inside both images; the rest is the size change.
+    boxes = []
+    for x, y, w, h, count in sorted(regions, key=lambda r: -r[4]):
+        cw, ch = min(x + w, overlap_w) - x, min(y + h, overlap_h) - y
+        if cw > 0 and ch > 0:
+            boxes.append((x, y, cw, ch, count))
+    examined, skipped = boxes[:MAX_ANALYSED], boxes[MAX_ANALYSED:]
+    a, b = a[:overlap_h, :overlap_w], b[:overlap_h, :overlap_w]  # what both images show
+    changes += [
+        Change(x, y, w, h, "content", n, signal=Signal.NOT_EXAMINED) for x, y, w, h, n in skipped
+    ]
+    known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
+    for x, y, w, h, count in examined:
+        found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
+        known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
+        changes.extend(found)
+    if len(changes) == 1 and changes[0].kind == "noise":
+        changes = _nudged(a, b, labels, changes[0])
+    return conclude(changes, width, height, compared_pixels, changed_pixels)
+
+
+def examine(
+    a: np.ndarray,
+    b: np.ndarray,
+    labels: np.ndarray,
+    box: Box,
+    count: int,
+    known: tuple[tuple[int, int], ...],
+    candidates: Callable[[], set[tuple[int, int]]] | None = None,
+) -> list[Change]:
+    """The changes one region holds, relabelling the diff image's moved and noise pixels."""
+    x, y, w, h = box
+    view = labels[y : y + h, x : x + w]
+    changed = (view == _native.LABEL_CHANGED) | (view == _native.LABEL_DARKER)
+    if not changed.any():
+        return []
+    if is_noise(a, b, changed, box):
+        view[changed] = _native.LABEL_NOISE
+        return [Change(x, y, w, h, "noise", count)]
+    split = candidates is None
+    if candidates is None:
+        # Computed when first needed, and shared with the region's parts (their windows lie
+        # within the region's).
+        candidates = functools.cache(lambda: translations(a, b, box))
+    move = find_move(a, b, changed, box, known, candidates) if count >= MOVE_MIN_PIXELS else None
+    signal = Signal.OVERLAPS if overlapping(move) else None
+    if move is not None and accepted(move, changed):
+        dx, dy, explained = move.dx, move.dy, move.mask
+        view[explained & changed] = _native.LABEL_MOVED
+        rest = changed & ~explained
+        moved = int((explained & changed).sum())
+        found = [Change(x, y, w, h, "move", moved, dx, dy, signal=signal)]
+        if move.share < MOVE_EXPLAINED and rest.any():
+            # What the move leaves unexplained must be the band of content that pushed it.
+            rows = band(rest, dy)
+            if rows is None:
+                view[explained & changed] = _native.LABEL_CHANGED
+                return [Change(x, y, w, h, "content", count, signal=signal)]
+            inserted = np.zeros_like(rest)
+            inserted[rows] = rest[rows]
+            ys, xs = np.nonzero(inserted)
+            at_top = ys.min() + y == 0 and dy > 0
+            found.append(
+                Change(
+                    x + int(xs.min()),
+                    y + int(ys.min()),
+                    int(np.ptp(xs)) + 1,
+                    int(np.ptp(ys)) + 1,
+                    "content",
+                    int(rest.sum()),
+                    signal=Signal.INSERTED_AT_TOP if at_top else Signal.NEW_CONTENT,
+                )
+            )
+        return found
+    if same_shapes(a, b, box):
+        return [Change(x, y, w, h, "color", count)]
+    if split:
+        # One region may hold unrelated changes close together (a button recoloured just above
+        # text that moved): its parts, where unchanged rows or columns separate them, are
+        # examined one by one, and kept apart when any of them is more than plain content.
+        parts = [
+            found
+            for px, py, pw, ph in _parts(changed)
+            for found in examine(
+                a,
+                b,
+                labels,
+                (x + px, y + py, pw, ph),
+                int(changed[py : py + ph, px : px + pw].sum()),
+                known,
+                candidates,
+            )
+        ]
+        if any(c.kind != "content" or c.signal is not None for c in parts):
+            return parts
+    if vanished(a, b, box):
+        signal = Signal.VANISHED
+    elif image_lost(a, b, box):
+        signal = Signal.IMAGE_LOST
+    return [Change(x, y, w, h, "content", count, signal=signal)]
+
+
+def _parts(changed: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Boxes (region-relative) of the bands of ``changed`` that at least SPLIT_GAP unchanged
+    rows (or, failing that, columns) separate; fewer than two: nothing to split."""
+    for axis in (1, 0):
+        used = changed.any(axis=axis)
+        lines = np.flatnonzero(used)
+        breaks = np.flatnonzero(np.diff(lines) > SPLIT_GAP)
+        if breaks.size == 0:
+            continue
+        starts = np.concatenate([[lines[0]], lines[breaks + 1]])
+        ends = np.concatenate([lines[breaks], [lines[-1]]]) + 1
+        boxes = []
+        for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+            strip = changed[lo:hi] if axis == 1 else changed[:, lo:hi]
+            across = np.flatnonzero(strip.any(axis=0 if axis == 1 else 1))
+            first, last = int(across[0]), int(across[-1]) + 1
+            if axis == 1:
+                boxes.append((first, lo, last - first, hi - lo))
+            else:
+                boxes.append((lo, first, hi - lo, last - first))
+        return boxes
+    return []
+
+
+def _nudged(a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change) -> list[Change]:
+    """A lone region explained as sub-pixel motion may be one block moved by a whole pixel:
+    that is a layout change, while a sub-pixel offset of the page moves many regions."""
+    box = (c.x, c.y, c.width, c.height)
+    view = labels[c.y : c.y + c.height, c.x : c.x + c.width]
+    changed = view == _native.LABEL_NOISE
+    move = find_move(a, b, changed, box) if c.changed_pixels >= MOVE_MIN_PIXELS else None
+    if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:
+        return [c]
+    view[changed] = _native.LABEL_MOVED
+    return [replace(c, kind="move", dx=move.dx, dy=move.dy)]

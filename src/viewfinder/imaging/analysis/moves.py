@@ -1,0 +1,172 @@
+"""Moves: whether a translation (dx, dy) explains a region, the candidate equal to the base
+shifted by it on the region's changed pixels, and whether the moved content now covers
+content that stayed (an overlap). The translations tried come from ``candidates``; the pixel
+by pixel check is the _analysis ``matches`` kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from viewfinder.imaging import _analysis
+from viewfinder.imaging.analysis.candidates import translations
+from viewfinder.imaging.analysis.model import Box, window
+
+MOVE_EXPLAINED = 0.9  # share of changed pixels a translation must explain to be a move
+MOVE_PARTIAL = 0.4  # ... to be a move beside a band of inserted content
+MOVE_MIN_PIXELS = 32  # smaller regions are never taken as moves: too easy to match by chance
+INK = 24  # levels from the background colour at which a pixel is content
+OVERLAP = 0.15  # share of a move's pixels drawn over content that stayed: an overlap
+OVERLAP_SHIFT = 3  # px a move must cover to overlap anything (glyphs jitter by one or two)
+
+
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """How well a translation d explains changed pixels p: ``arrived`` marks those where the
+    candidate shows what the base had at p - d, ``left`` those whose base content reappears in
+    the candidate at p + d, and ``content`` says whether the matches carry content (flat
+    background alone matches anywhere)."""
+
+    arrived: np.ndarray
+    left: np.ndarray
+    content: bool
+
+    @property
+    def share(self) -> float:
+        return float(self.arrived.mean()) if self.arrived.size else 0.0
+
+    @property
+    def left_share(self) -> float:
+        return float(self.left.mean()) if self.left.size else 0.0
+
+
+def explained_share(
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, dx: int, dy: int
+) -> Explained:
+    """How well (dx, dy) explains the changed pixels at (ys, xs)."""
+    arrived, left = np.empty(ys.size, bool), np.empty(ys.size, bool)
+    if ys.size == 0:
+        return Explained(arrived, left, False)
+    n_arrived, same, ref = _analysis.matches(b, a, ys, xs, -dx, -dy, arrived, -1)
+    n_left, same_left, _ = _analysis.matches(a, b, ys, xs, dx, dy, left, ref)
+    total = n_arrived + n_left
+    content = total > 0 and not (same + same_left) / total > 0.9
+    return Explained(arrived, left, content)
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """The translation that best explains a region, and what it explains."""
+
+    dx: int
+    dy: int
+    share: float  # of the region's changed pixels: where the moved content arrived
+    mask: np.ndarray  # those pixels, region-relative
+    ink: int  # pixels of content (not background) that arrived
+    covered: int  # ... drawn over content of the base that stayed put
+
+
+def find_move(
+    a: np.ndarray,
+    b: np.ndarray,
+    changed: np.ndarray,
+    box: Box,
+    known: tuple[tuple[int, int], ...] = (),
+    candidates: Callable[[], set[tuple[int, int]]] | None = None,
+) -> Move | None:
+    """The translation that explains most of the region's changed pixels, if one carries
+    content. Moves already found elsewhere in the pair are tried first: what pushed one block
+    down usually pushed its neighbours by as much. ``candidates`` gives the translations to
+    try (by default those the region suggests)."""
+    x, y, w, h = box
+    ys, xs = np.nonzero(changed)
+    ys += y
+    xs += x
+
+    def score(d: tuple[int, int], step: int) -> tuple[float, float]:
+        # Where content arrived decides; where it left breaks ties: in smooth gradients
+        # several vectors match where content arrived, only the true one both ways.
+        e = explained_share(a, b, ys[::step], xs[::step], *d)
+        return e.share, e.left_share
+
+    coarse = max(1, ys.size // 256)
+    best = next((d for d in known if score(d, coarse)[0] >= MOVE_EXPLAINED), None)
+    if best is None:
+        tried = candidates() if candidates else translations(a, b, box)
+        ranked = sorted(tried, key=lambda d: (abs(d[0]) + abs(d[1]), d))
+        # Every candidate is scored on a sample of the changed pixels, the best few on more,
+        # and only the winner on all of them; ties go to the shortest vector.
+        for size, keep in ((256, 4), (4096, 1)):
+            step = max(1, ys.size // size)
+            scored = {d: score(d, step) for d in ranked}
+            ranked = sorted(ranked, key=lambda d: (-scored[d][0], -scored[d][1]))[:keep]
+            if step == 1:
+                break
+        if not ranked:
+            return None
+        best = ranked[0]
+    dx, dy = best
+    found = explained_share(a, b, ys, xs, dx, dy)
+    arrived = found.arrived
+    # Background matches background anywhere: a "move" that carries no content is none.
+    if arrived.sum() < MOVE_MIN_PIXELS or not found.content:
+        return None
+    mask = np.zeros((h, w), bool)
+    mask[ys[arrived] - y, xs[arrived] - x] = True
+    # Content that arrived where the base had content of its own, which did not move along
+    # (it is not found d further on): one element drawn over another.
+    # Counted on a sample of at most 4096 of the arrived pixels, scaled back up.
+    here = np.flatnonzero(arrived)
+    step = max(1, here.size // 4096)
+    here = here[::step]
+    background = _background(a, box)
+    py, px = ys[here], xs[here]
+    ink_b = np.abs(b[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
+    ink_a = np.abs(a[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
+    covered = int((ink_b & ink_a & ~found.left[here]).sum()) * step
+    return Move(dx, dy, found.share, mask, int(ink_b.sum()) * step, covered)
+
+
+def accepted(move: Move | None, changed: np.ndarray) -> bool:
+    """Whether a move explains the region: most of it, or part of it beside a band of
+    inserted content that pushed it."""
+    if move is None:
+        return False
+    return move.share >= MOVE_PARTIAL or band(changed & ~move.mask, move.dy) is not None
+
+
+def overlapping(move: Move | None) -> bool:
+    """The moved content now covers content that stayed where it was."""
+    return (
+        move is not None
+        and max(abs(move.dx), abs(move.dy)) >= OVERLAP_SHIFT
+        and move.covered >= max(MOVE_MIN_PIXELS, OVERLAP * move.ink)
+    )
+
+
+def band(rest: np.ndarray, dy: int) -> slice | None:
+    """The rows at the top or bottom of a region, as tall as a vertical move, that hold what
+    the move leaves unexplained: the content inserted there, which pushed the rest."""
+    if not dy or not rest.any():
+        return None
+    reach = int(1.25 * abs(dy)) + 4
+    total = rest.sum()
+    if rest[:reach].sum() >= 0.9 * total:
+        return slice(0, reach)
+    if rest[-reach:].sum() >= 0.9 * total:
+        return slice(rest.shape[0] - reach, rest.shape[0])
+    return None
+
+
+def _background(image: np.ndarray, box: Box) -> np.ndarray:
+    """The commonest colour on the frame just around a region: what it sits on."""
+    height, width = image.shape[:2]
+    x0, y0, x1, y1 = window(box, 2, width, height)
+    area = image[y0:y1, x0:x1, :3]
+    frame = np.concatenate([area[0], area[-1], area[:, 0], area[:, -1]]).astype(np.int32)
+    packed = (frame[:, 0] << 16) | (frame[:, 1] << 8) | frame[:, 2]
+    colours, counts = np.unique(packed, return_counts=True)
+    common = int(colours[counts.argmax()])
+    return np.array([common >> 16, (common >> 8) & 255, common & 255], np.int16)

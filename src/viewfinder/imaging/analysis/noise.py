@@ -1,0 +1,60 @@
+"""Rendering noise: whether a changed region is the same content re-rasterised (sub-pixel
+offsets, tiny rotations, smoothing) rather than a change a person would see.
+
+Both images are blurred a little and the base is shifted by the sub-pixel motion that best
+explains the candidate (one Lucas-Kanade step over the region and PAD px around it); the region
+is noise when what remains is small everywhere. The surroundings pin the motion to zero when
+only the region changed, so a real local change is never explained away as motion. The loops
+are the _analysis C kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewfinder.imaging import _analysis
+from viewfinder.imaging.analysis.model import Box, window
+
+PAD = 32  # context around a region for the motion estimate
+NOISE_MOVING = 41.0  # largest residual of a region whose surroundings moved sub-pixel
+NOISE_STILL = 30.0  # ... and of a region whose surroundings did not move
+STILL = 0.03  # px of estimated motion below which a region is taken as not moving
+
+
+def noise_residual(a: np.ndarray, b: np.ndarray, box: Box) -> tuple[float, float]:
+    """(largest residual inside the box after motion compensation, motion in px)."""
+    height, width = a.shape[:2]
+    area = window(box, PAD, width, height)
+    x0, y0 = area[:2]
+    x, y, bw, bh = box
+    inside = (x - x0, y - y0, x - x0 + bw, y - y0 + bh)
+    # A sub-pixel shift uncovers up to a pixel of new content along the image's own edges.
+    # (Kept within the box: on an image a few pixels wide, nothing is left.)
+    left, top = min(max(x, 2), x + bw), min(max(y, 2), y + bh)
+    trimmed = (
+        left - x0,
+        top - y0,
+        max(min(x + bw, width - 2), left) - x0,
+        max(min(y + bh, height - 2), top) - y0,
+    )
+    residual, motion = _analysis.motion_residual(a, b, area, inside, trimmed, STILL)
+    return residual, motion
+
+
+def in_envelope(
+    a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box, skip_edges: bool = False
+) -> bool:
+    """Every changed pixel's colour is found, give or take 2 levels per channel, between the
+    darkest and brightest of the other image's 3x3 neighbourhood (in one direction or the
+    other): re-rasterised edges stay within their neighbours' range; new ink does not."""
+    return _analysis.envelope(a, b, changed, box[0], box[1], skip_edges)
+
+
+def is_noise(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
+    # The envelope test is cheap and fails fast on new ink; its edge-skipping form is implied
+    # by the strict one, so it can go first whatever the motion turns out to be.
+    if not in_envelope(a, b, changed, box, skip_edges=True):
+        return False
+    residual, motion = noise_residual(a, b, box)
+    if residual > (NOISE_STILL if motion < STILL else NOISE_MOVING):
+        return False
+    return motion >= STILL or in_envelope(a, b, changed, box, skip_edges=False)
