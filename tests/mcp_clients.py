@@ -106,3 +106,21 @@ def check_output(
 def tool_dicts(listed: types.ListToolsResult) -> list[dict[str, Any]]:
     """The tools as they travel in a tools/list result (camelCase names, no nulls)."""
     return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools]
+
+
+async def tool_of(client: Client, name: str) -> types.Tool:
+    listed = await client.list_tools()
+    return next(tool for tool in listed.tools if tool.name == name)
+
+
+def initialize(request_id: int, version: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "viewfinder-tests", "version": "0"},
+        },
+    }

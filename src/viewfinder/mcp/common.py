@@ -11,7 +11,7 @@ from pathlib import Path
 from viewfinder.errors import InvalidInput
 from viewfinder.mcp.tooling import Call, Picture
 from viewfinder.services import diffs, renders, threads
-from viewfinder.services.records import ThreadRecord
+from viewfinder.services.threads import ThreadRecord
 
 _DATA_URL = re.compile(r"^data:image/(png|jpeg|webp);base64,", re.I)
 # Base64 has no dots, so anything ending in an image extension is a path, spaces included

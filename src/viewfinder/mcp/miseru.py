@@ -42,7 +42,10 @@ from viewfinder.services import (
     renders,
     reviews,
 )
-from viewfinder.services.records import BaselineRecord, CloseResult, DiffRecord, Page
+from viewfinder.services.baselines import BaselineRecord
+from viewfinder.services.contexts import CloseResult
+from viewfinder.services.diffs import DiffRecord
+from viewfinder.services.records import Page
 
 A = TypeVar("A", bound=BaseModel)
 REPO_VARIABLES = ("VIEWFINDER_REPO", "MISERU_REPO", "GITHUB_REPOSITORY")

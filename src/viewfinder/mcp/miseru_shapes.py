@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from viewfinder.services.records import AnalysisRecord, DiffRecord, Urls
+from viewfinder.services.comparisons import AnalysisRecord
+from viewfinder.services.diffs import DiffRecord
+from viewfinder.services.records import Urls
 
 # ---- records ----------------------------------------------------------------------------------
 

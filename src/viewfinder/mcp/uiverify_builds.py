@@ -21,8 +21,9 @@ from viewfinder.mcp.uiverify_shapes import (
     story_items,
 )
 from viewfinder.services import builds, prs, threads
+from viewfinder.services.builds.records import BuildDetail, StoryList
 from viewfinder.services.pagination import Cursor
-from viewfinder.services.records import BuildDetail, Changeset, StoryList
+from viewfinder.services.prs import Changeset
 
 # ---- arguments --------------------------------------------------------------------------------
 

@@ -9,19 +9,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from viewfinder.services.records import (
-    Anchor,
-    BuildRecord,
-    Decision,
-    DiffRecord,
-    Record,
-    Side,
-    StoryRecord,
-    StoryState,
-    ThreadRecord,
-    Verdict,
-)
-from viewfinder.services.records import Counts as ServiceCounts
+from viewfinder.services.builds.records import BuildRecord, StoryRecord
+from viewfinder.services.builds.records import Counts as ServiceCounts
+from viewfinder.services.diffs import DiffRecord
+from viewfinder.services.records import Anchor, Decision, Record, Side, StoryState, Verdict
+from viewfinder.services.threads import ThreadRecord
 
 # A diff's outcome in the words of a story's status.
 _STATUS_OF_OUTCOME: dict[str | None, StoryState] = {

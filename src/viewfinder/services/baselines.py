@@ -7,6 +7,9 @@ by whom and when, which is the history a person reads.
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Literal
+
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
@@ -14,8 +17,29 @@ from viewfinder.errors import NotFound
 from viewfinder.ids import new_id
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.pagination import Cursor, page_limit
-from viewfinder.services.records import BaselineRecord, Page
+from viewfinder.services.records import (
+    Page,
+    Record,
+)
 from viewfinder.store.models import Baseline, Context, Image, utcnow
+
+
+class BaselineRecord(Record):
+    id: str
+    name: str
+    variant: str
+    scope: Literal["shared", "context"]
+    context_id: str | None
+    image_id: str
+    source: Literal["registered", "approved", "promoted"]
+    comparison_id: str | None
+    created_by: str
+    created_at: datetime
+    ended_at: datetime | None
+    end_reason: str | None
+    ended_by: str | None
+    view_url: str | None
+
 
 LIST_LIMIT = 200
 

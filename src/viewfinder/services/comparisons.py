@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from datetime import datetime
+from typing import Literal, TypeVar
 
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -26,14 +28,87 @@ from viewfinder.jobs import registry
 from viewfinder.services import vision
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
-    AnalysisRecord,
-    ComparisonRecord,
-    ComparisonUrls,
     MaskRecord,
+    Record,
     RegionRecord,
+    Verdict,
 )
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import Blob, Comparison, Image, Project, utcnow
+
+
+class ChangeRecord(Record):
+    """One changed region as the analysis sees it, on the compared canvas."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+    kind: Literal["noise", "move", "color", "content", "size"]
+    changed_pixels: int
+    dx: int | None = Field(None, description="For a move: how far it moved right (px).")
+    dy: int | None = Field(None, description="For a move: how far it moved down (px).")
+    note: str | None = Field(
+        None, description="inserted at the top, new content, vanished, pushed out of view..."
+    )
+
+
+class AnalysisRecord(Record):
+    """What changed, in words and numbers: offline, perhaps refined by a vision model."""
+
+    kind: Literal["identical", "noise", "layout_shift", "color", "content", "size"]
+    noise: bool = Field(description="Every difference is rendering noise.")
+    verdict: Verdict | None
+    confidence: float = Field(ge=0, le=1)
+    summary: str
+    reasoning: str
+    changes: list[ChangeRecord]
+    source: Literal["offline", "vision"] = Field(
+        "offline", description="vision: a vision model refined the verdict."
+    )
+
+
+class ComparisonResult(Record):
+    """What the engine found, as every record of a comparison shows it."""
+
+    state: Literal["requested", "done", "failed"]
+    changed: bool | None
+    identical: bool | None
+    diff_ratio: float | None
+    changed_pixels: int | None
+    compared_pixels: int | None
+    width: int | None
+    height: int | None
+    regions: list[RegionRecord]
+    masks: list[MaskRecord]
+    max_diff_ratio: float
+    threshold: float
+    failure_reason: str | None
+    analysis: AnalysisRecord | None = Field(
+        None, description="What changed; null until compared pixel by pixel, or when bytes matched."
+    )
+    requested_at: datetime
+    completed_at: datetime | None
+
+
+class ComparisonUrls(Record):
+    """Signed, expiring links to the images (null when there is no such image)."""
+
+    base: str | None = None
+    candidate: str | None = None
+    diff: str | None = None
+
+
+class ComparisonRecord(ComparisonResult):
+    """Two stored images compared, with no build or baseline involved."""
+
+    id: str
+    base_image_id: str | None
+    image_id: str
+    owner_kind: str = Field(description="What asked for it: images (directly), story, push ...")
+    outcome: Literal["changed", "unchanged", "failed", "registered"] | None
+    urls: ComparisonUrls
+
 
 T = TypeVar("T")
 

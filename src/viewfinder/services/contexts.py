@@ -4,7 +4,8 @@ grouped in, expire with, and (for PRs) keep their own baselines in until closed.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,8 +15,34 @@ from viewfinder.ids import new_id
 from viewfinder.jobs import registry
 from viewfinder.services import baselines
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import CloseResult, ContextRecord
+from viewfinder.services.records import (
+    Record,
+)
 from viewfinder.store.models import Context, Image, utcnow
+
+
+class ContextRecord(Record):
+    id: str
+    type: Literal["github_pr", "manual"]
+    key: str
+    label: str | None
+    repo: str | None
+    pr_number: int | None
+    status: Literal["open", "closed"]
+    close_reason: Literal["merged", "closed", "manual"] | None
+    closed_at: datetime | None
+    expire_policy: Literal["on_close", "ttl", "never"]
+    ttl_seconds: int | None = None
+    created_at: datetime
+
+
+class CloseResult(Record):
+    context: ContextRecord
+    already_closed: bool
+    baselines_promoted: int
+    baselines_discarded: int
+    images_expired: int
+
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _PR_KEY = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#([1-9][0-9]{0,9})$")

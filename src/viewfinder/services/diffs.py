@@ -8,18 +8,64 @@ so adapters ask rather than restate."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import Conflict, InvalidInput, NotFound, ViewfinderError
 from viewfinder.imaging import Mask
 from viewfinder.services import baselines, comparisons, lifecycle, selectors
+from viewfinder.services.comparisons import ComparisonResult
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import DiffRecord, StoryRecord, Urls
+from viewfinder.services.records import (
+    Decision,
+    Urls,
+)
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import Baseline, Comparison, Context, Image, Story
+
+if TYPE_CHECKING:
+    from viewfinder.services.builds.records import StoryRecord
+
+
+class DiffRecord(ComparisonResult):
+    """A comparison of a candidate image with the baseline current when it was requested, as
+    its viewer sees it: what was found, and what the viewer may do with it now."""
+
+    id: str = Field(description="The diff id.")
+    image_id: str
+    build_id: str | None
+    story_id: str | None = None
+    context_id: str | None
+    name: str
+    variant: str
+    outcome: Literal["registered", "changed", "unchanged", "failed"] | None = Field(
+        description="registered: no baseline existed and this image became it."
+    )
+    found: str = Field(description="What the comparison found, in one sentence.")
+    baseline_id: str | None
+    baseline_image_id: str | None
+    baseline_scope: Literal["shared", "context"] | None
+    stale: bool = Field(description="The baseline changed after this comparison.")
+    decision: Decision
+    decided_by: str | None
+    decided_at: datetime | None
+    approved_by: str | None
+    approved_at: datetime | None
+    open_threads: int = Field(description="Unresolved comment threads and marks on the diff.")
+    blocked_by: list[str] = Field(
+        default_factory=list, description="Ids of the unresolved threads that block accepting."
+    )
+    can_decide: bool = Field(False, description="The viewer may record a decision (deny at least).")
+    can_accept: bool = Field(False, description="The viewer may accept it now.")
+    can_ignore: bool = Field(False, description="The viewer may ignore it now.")
+    can_approve: bool = Field(False, description="The viewer may make it the baseline now.")
+    urls: Urls
+    next_step: str = Field(description="What to do next, in one sentence.")
+
 
 # Outcomes (and the story states named after them) a decision can be recorded on.
 REVIEWABLE = ("changed", "failed")

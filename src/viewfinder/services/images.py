@@ -8,6 +8,7 @@ import io
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime
 
 from PIL import Image as PILImage
 from sqlalchemy import func, select
@@ -18,8 +19,39 @@ from viewfinder.ids import new_id
 from viewfinder.imaging import Limits, read_header
 from viewfinder.imaging.png import SIGNATURE, is_complete
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import ImageRecord, UsageRecord
+from viewfinder.services.records import (
+    Record,
+)
 from viewfinder.store.models import Baseline, Blob, Comparison, Image, Project, utcnow
+
+
+class ImageRecord(Record):
+    id: str
+    name: str
+    variant: str
+    width: int | None
+    height: int | None
+    size: int
+    media_type: str
+    sha256: str
+    build_id: str | None
+    context_id: str | None
+    commit_sha: str | None
+    tags: list[str]
+    created_at: datetime
+    expired: bool
+    expired_at: datetime | None
+    view_url: str | None
+    markdown: str | None
+
+
+class UsageRecord(Record):
+    project_id: str
+    used_bytes: int
+    quota_bytes: int | None
+    images: int
+    baselines: int
+
 
 NAME_MAX = 200
 _VIEWPORT = re.compile(r"^([1-9][0-9]{0,4})x([1-9][0-9]{0,4})$")

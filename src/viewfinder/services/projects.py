@@ -5,15 +5,45 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
 
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput, NotFound, Unauthenticated
 from viewfinder.ids import new_id
 from viewfinder.services.env import ROLES, Actor, Env
-from viewfinder.services.records import KeyRecord, NewKey, ProjectRecord
+from viewfinder.services.records import (
+    Record,
+)
 from viewfinder.store.models import ApiKey, Project, utcnow
+
+
+class ProjectRecord(Record):
+    id: str
+    name: str
+    ignore_noise: bool = Field(
+        True, description="Pairs whose every difference is rendering noise are not changed."
+    )
+    created_at: datetime
+
+
+class KeyRecord(Record):
+    id: str
+    project_id: str
+    prefix: str = Field(description="The key's first characters, to tell keys apart.")
+    label: str
+    kind: Literal["agent", "ci", "person"]
+    roles: list[str]
+    created_at: datetime
+    revoked: bool
+
+
+class NewKey(KeyRecord):
+    key: str = Field(description="The secret key. It is shown this once and stored hashed.")
+
 
 KEY_PREFIX = "vf_proj_"
 KINDS = ("agent", "ci", "person")

@@ -7,10 +7,25 @@ from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.services import builds, contexts, images
+from viewfinder.services.builds.records import Counts, StoryList
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.pagination import page_limit
-from viewfinder.services.records import Changeset, Counts, StoryList
+from viewfinder.services.records import (
+    Record,
+)
 from viewfinder.store.models import Build, Comparison, Image, Story
+
+
+class Changeset(Record):
+    repo: str | None
+    pr_number: int
+    builds: list[str]
+    counts: Counts
+    changed: StoryList
+    new: StoryList
+    removed: StoryList
+    failed: StoryList
+
 
 CHANGE_STATES = ("changed", "new", "removed", "failed")
 

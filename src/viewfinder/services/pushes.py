@@ -5,15 +5,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pydantic import Field
 from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput
 from viewfinder.imaging.compare import check_unit
 from viewfinder.imaging.masks import MaskLike, parse_masks
 from viewfinder.services import comparisons, contexts, diffs, images
+from viewfinder.services.diffs import DiffRecord
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import PushResult
+from viewfinder.services.records import (
+    Record,
+)
 from viewfinder.store.models import Image
+
+
+class PushResult(Record):
+    image_id: str
+    view_url: str
+    markdown: str
+    diff_requested: bool
+    diff: DiffRecord | None
+    replaced_image_id: str | None = Field(
+        description="The older image of the same name and variant in this context, now expired."
+    )
+
 
 COMPARE_WAIT_SECONDS = 30.0
 

@@ -4,14 +4,43 @@ has an unresolved comment thread, accept and ignore are refused (deny always wor
 
 from __future__ import annotations
 
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput
 from viewfinder.services import baselines, builds, diffs
+from viewfinder.services.baselines import BaselineRecord
+from viewfinder.services.builds.records import StoryRecord
+from viewfinder.services.diffs import DiffRecord
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import AcceptBuildResult, ApproveResult, ReviewResult
+from viewfinder.services.records import (
+    Record,
+)
 from viewfinder.store.models import Baseline, Comparison, Context, Story, utcnow
+
+
+class ReviewResult(Record):
+    diff: DiffRecord
+    baseline_updated: bool
+    message: str
+
+
+class AcceptBuildResult(Record):
+    build_id: str
+    accepted: list[str] = Field(description="Diff ids accepted by this call.")
+    blocked: list[StoryRecord] = Field(
+        description="Stories with unresolved comments; nothing was accepted when any is listed."
+    )
+    message: str
+
+
+class ApproveResult(Record):
+    diff: DiffRecord
+    baseline: BaselineRecord
+    already_approved: bool
+    message: str
+
 
 DECISIONS = {"accept": "accepted", "deny": "denied", "ignore": "ignored"}
 

@@ -6,9 +6,10 @@ marks hold a decision on their diff back until they are resolved."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -16,9 +17,45 @@ from viewfinder.errors import Forbidden, InvalidInput, NotFound
 from viewfinder.ids import new_id
 from viewfinder.services import builds, diffs, images, lifecycle
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import Anchor, Author, Subject, ThreadRecord
+from viewfinder.services.records import (
+    Anchor,
+    Author,
+    Record,
+    Side,
+    Subject,
+    ThreadStatus,
+)
 from viewfinder.services.text import check_text
 from viewfinder.store.models import Story, Thread, utcnow
+
+
+class ThreadRecord(Record):
+    id: str
+    subject: Subject
+    diff_id: str | None = Field(description="The diff, when the subject is one.")
+    parent_id: str | None
+    kind: Literal["comment", "mark", "finding"] = "comment"
+    severity: str | None = Field(None, description="A mark's or a finding's severity.")
+    body: str
+    anchor: Anchor | None
+    side: Side | None
+    status: ThreadStatus
+    unresolved: bool = Field(
+        description="Still to be dealt with (open or in progress); such comments and marks "
+        "block accepting their diff."
+    )
+    author: Author
+    created_at: datetime
+    updated_at: datetime
+    resolved_at: datetime | None
+    resolved_by: str | None
+    can_edit: bool = Field(False, description="The viewer may change its text.")
+    can_delete: bool = Field(False, description="The viewer may delete it.")
+    moves: list[ThreadStatus] = Field(
+        default_factory=list, description="The statuses the viewer may move the thread to."
+    )
+    replies: list[ThreadRecord] = Field(default_factory=list)
+
 
 BODY_MAX = 4000
 SUBJECT_TYPES = ("diff", "image")

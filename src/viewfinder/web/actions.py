@@ -11,14 +11,10 @@ from pydantic import BaseModel, Field
 
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import baselines, contexts, reviews, threads
-from viewfinder.services.records import (
-    AcceptBuildResult,
-    ApproveResult,
-    BaselineRecord,
-    CloseResult,
-    ReviewResult,
-    ThreadRecord,
-)
+from viewfinder.services.baselines import BaselineRecord
+from viewfinder.services.contexts import CloseResult
+from viewfinder.services.reviews import AcceptBuildResult, ApproveResult, ReviewResult
+from viewfinder.services.threads import ThreadRecord
 from viewfinder.web.sessions import Viewer, writer
 
 router = APIRouter(prefix="/ui/api", include_in_schema=False)

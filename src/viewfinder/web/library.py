@@ -10,8 +10,10 @@ from fastapi.responses import Response
 from viewfinder.errors import NotFound
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import baselines, contexts, projects, prs
+from viewfinder.services.baselines import BaselineRecord
+from viewfinder.services.contexts import ContextRecord
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import BaselineRecord, Changeset, ContextRecord
+from viewfinder.services.prs import Changeset
 from viewfinder.web.present import page, render
 from viewfinder.web.sessions import env_of, viewer
 

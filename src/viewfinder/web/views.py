@@ -8,14 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from viewfinder.services import builds, diffs, images, threads
+from viewfinder.services.builds.records import BuildRecord, StoryRecord
+from viewfinder.services.diffs import DiffRecord
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import (
-    BuildRecord,
-    DiffRecord,
-    ImageRecord,
-    StoryRecord,
-    ThreadRecord,
-)
+from viewfinder.services.images import ImageRecord
+from viewfinder.services.threads import ThreadRecord
 
 # The order a person reads a build in; unchanged stories come last and start collapsed.
 GROUPS = ("changed", "new", "removed", "failed", "unchanged")

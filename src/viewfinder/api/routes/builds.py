@@ -9,14 +9,9 @@ from viewfinder.api.deps import ActorDep, EnvDep, read_body, read_form
 from viewfinder.errors import InvalidInput
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import builds, reviews
-from viewfinder.services.records import (
-    AcceptBuildResult,
-    BuildDetail,
-    BuildRecord,
-    Page,
-    StoryList,
-    StoryRecord,
-)
+from viewfinder.services.builds.records import BuildDetail, BuildRecord, StoryList, StoryRecord
+from viewfinder.services.records import Page
+from viewfinder.services.reviews import AcceptBuildResult
 
 router = APIRouter(tags=["builds"])
 

@@ -11,7 +11,8 @@ from viewfinder.api.deps import ActorDep, EnvDep
 from viewfinder.imaging.masks import MAX_MASKS
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import comparisons
-from viewfinder.services.records import ComparisonRecord, MaskRecord
+from viewfinder.services.comparisons import ComparisonRecord
+from viewfinder.services.records import MaskRecord
 
 router = APIRouter(tags=["comparisons"])
 

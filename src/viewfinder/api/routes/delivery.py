@@ -11,16 +11,13 @@ from viewfinder.api.deps import ActorDep, EnvDep, read_body
 from viewfinder.imaging.masks import MAX_MASKS
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import baselines, contexts, diffs, images, prs, pushes
-from viewfinder.services.records import (
-    BaselineRecord,
-    Changeset,
-    CloseResult,
-    ContextRecord,
-    DiffRecord,
-    ImageRecord,
-    Page,
-    PushResult,
-)
+from viewfinder.services.baselines import BaselineRecord
+from viewfinder.services.contexts import CloseResult, ContextRecord
+from viewfinder.services.diffs import DiffRecord
+from viewfinder.services.images import ImageRecord
+from viewfinder.services.prs import Changeset
+from viewfinder.services.pushes import PushResult
+from viewfinder.services.records import Page
 
 router = APIRouter(tags=["delivery"])
 

@@ -8,7 +8,9 @@ from pydantic import BaseModel, Field
 from viewfinder.api.deps import ActorDep, EnvDep
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import diffs, renders, reviews, threads
-from viewfinder.services.records import ApproveResult, DiffRecord, ReviewResult, ThreadRecord
+from viewfinder.services.diffs import DiffRecord
+from viewfinder.services.reviews import ApproveResult, ReviewResult
+from viewfinder.services.threads import ThreadRecord
 
 router = APIRouter(tags=["diffs"])
 

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from viewfinder.api.deps import ActorDep, EnvDep
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import images, projects, urls
-from viewfinder.services.records import KeyRecord, NewKey, ProjectRecord, UsageRecord
+from viewfinder.services.images import UsageRecord
+from viewfinder.services.projects import KeyRecord, NewKey, ProjectRecord
 
 router = APIRouter(tags=["project"])
 public = APIRouter(tags=["files"])

@@ -11,17 +11,16 @@ from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.services import comparisons, contexts, diffs, lifecycle, selectors
-from viewfinder.services.env import Actor, Env
-from viewfinder.services.pagination import Cursor, page_limit
-from viewfinder.services.records import (
+from viewfinder.services.builds.records import (
     BuildDetail,
     BuildRecord,
     Counts,
-    Page,
     StoryList,
     StoryRecord,
-    Urls,
 )
+from viewfinder.services.env import Actor, Env
+from viewfinder.services.pagination import Cursor, page_limit
+from viewfinder.services.records import Page, Urls
 from viewfinder.services.text import check_text
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import Baseline, Build, Comparison, Image, Story, Thread

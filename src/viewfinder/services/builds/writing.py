@@ -20,8 +20,8 @@ from viewfinder.services.builds.reading import (
     story_records,
     verdict_of,
 )
+from viewfinder.services.builds.records import BuildRecord, StoryRecord
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import BuildRecord, StoryRecord
 from viewfinder.services.text import check_text
 from viewfinder.store.models import Baseline, Build, Comparison, Context, Image, Story, utcnow
 
