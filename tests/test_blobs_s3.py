@@ -103,3 +103,6 @@ def test_a_missing_blob_reads_as_not_found(s3_env: Env) -> None:
     sha = s3_env.blobs.put(b"bytes")
     assert s3_env.blobs.exists(sha) and s3_env.blobs.get(sha) == b"bytes"
     assert not s3_env.blobs.exists("1" * 64)
+    s3_env.blobs.delete(sha)
+    s3_env.blobs.delete(sha)  # deleting twice is harmless
+    assert not s3_env.blobs.exists(sha)

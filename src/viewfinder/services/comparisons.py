@@ -8,6 +8,7 @@ which stores the result, marks its job done and settles the owner in one transac
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -25,7 +26,7 @@ from viewfinder.imaging.compare import check_unit
 from viewfinder.imaging.masks import MaskLike, parse_masks
 from viewfinder.jobs import queue as jobs
 from viewfinder.jobs import registry
-from viewfinder.services import vision
+from viewfinder.services import storage, vision
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     MaskRecord,
@@ -34,7 +35,7 @@ from viewfinder.services.records import (
     Verdict,
 )
 from viewfinder.services.urls import file_url
-from viewfinder.store.models import Blob, Comparison, Image, Project, utcnow
+from viewfinder.store.models import Comparison, Image, Project, utcnow
 
 
 class ChangeRecord(Record):
@@ -240,15 +241,16 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
         analysis = vision.consult(
             env.settings, _largest_change(base_png, candidate_png, result), analysis
         )
-    diff_sha = env.blobs.put(result.diff_png) if result.diff_png else None
+    diff_sha = None
+    if result.diff_png:
+        diff_sha = hashlib.sha256(result.diff_png).hexdigest()
+        storage.claim(env, None, [storage.Bytes(result.diff_png, diff_sha, "image/png")])
     with env.db.write() as s:
         # Lock the row first and write it once: the owner's rows are locked after it, in the
         # same order by every worker (see settle functions), so workers never deadlock.
         row = s.get(Comparison, comparison_id, with_for_update=True)
         if row is None or row.state != "requested":
             return False
-        if diff_sha is not None and result.diff_png is not None:
-            _keep_blob(s, diff_sha, len(result.diff_png))
         _finish(row, changed=result.changed, identical=result.identical)
         row.diff_ratio = result.diff_ratio
         row.changed_pixels = result.changed_pixels
@@ -269,13 +271,6 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
         s.flush()
         _OWNERS[row.owner_kind](s, row)
         return _job_done(s, job_id)
-
-
-def _keep_blob(s: Session, sha: str, size: int) -> None:
-    exists = s.scalar(select(Blob.sha256).where(Blob.sha256 == sha))
-    if exists is None:
-        s.add(Blob(sha256=sha, size=size, media_type="image/png"))
-        s.flush()
 
 
 def _largest_change(base: bytes, candidate: bytes, result: imaging.Comparison) -> bytes:

@@ -14,15 +14,16 @@ from PIL import Image as PILImage
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from viewfinder.errors import InvalidImage, InvalidInput, NotFound, QuotaExceeded
+from viewfinder.errors import InvalidImage, InvalidInput, NotFound
 from viewfinder.ids import new_id
 from viewfinder.imaging import Limits, read_header
 from viewfinder.imaging.png import SIGNATURE, is_complete
+from viewfinder.services import storage
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     Record,
 )
-from viewfinder.store.models import Baseline, Blob, Comparison, Image, Project, utcnow
+from viewfinder.store.models import Baseline, Image, Project, utcnow
 
 
 class ImageRecord(Record):
@@ -82,10 +83,9 @@ def check_viewport(viewport: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class CheckedFile:
-    data: bytes
-    sha256: str
-    media_type: str
+class CheckedFile(storage.Bytes):
+    """An image that passed its checks, with its size in pixels."""
+
     width: int
     height: int
 
@@ -120,54 +120,6 @@ def check_any_image(env: Env, data: bytes, *, max_bytes: int) -> CheckedFile:
     return CheckedFile(data, hashlib.sha256(data).hexdigest(), media, width, height)
 
 
-def usage_bytes(s: Session, project_id: str) -> int:
-    """Bytes this project keeps: each distinct blob of its live images, baselines and diffs."""
-    live = select(Image.sha256).where(Image.project_id == project_id, Image.expired_at.is_(None))
-    kept = (
-        select(Image.sha256)
-        .join(Baseline, Baseline.image_id == Image.id)
-        .where(Baseline.project_id == project_id, Baseline.ended_at.is_(None))
-    )
-    diffs = select(Comparison.diff_sha256.label("sha256")).where(
-        Comparison.project_id == project_id, Comparison.diff_sha256.is_not(None)
-    )
-    shas = live.union(kept, diffs).subquery()
-    total = s.scalar(
-        select(func.coalesce(func.sum(Blob.size), 0)).join(shas, shas.c.sha256 == Blob.sha256)
-    )
-    return int(total or 0)
-
-
-def _require_room(s: Session, project_id: str, files: list[CheckedFile]) -> None:
-    project = s.get(Project, project_id)
-    if project is None or project.quota_bytes is None:
-        return
-    shas = {f.sha256 for f in files}
-    owned = set(
-        s.scalars(
-            select(Image.sha256).where(Image.project_id == project_id, Image.sha256.in_(shas))
-        )
-    )
-    # Bytes this project stores already cost nothing more.
-    needed = sum(
-        len(f.data) for f in {f.sha256: f for f in files if f.sha256 not in owned}.values()
-    )
-    if not needed:
-        return
-    used = usage_bytes(s, project_id)
-    if used + needed > project.quota_bytes:
-        raise QuotaExceeded(
-            f"storage quota reached: {used:,} of {project.quota_bytes:,} bytes used, this upload "
-            f"needs {needed:,}. Delete baselines that are no longer used, expire old images or "
-            "close finished PR contexts, or ask an admin to raise the quota."
-        )
-
-
-def store_blob(env: Env, file: CheckedFile) -> None:
-    """Write the bytes before any row points at them: a crash leaves at most an unused blob."""
-    env.blobs.put(file.data, file.sha256)
-
-
 @dataclass(frozen=True)
 class NewImage:
     """What an image row needs besides its file."""
@@ -184,14 +136,7 @@ class NewImage:
 def insert_images(
     s: Session, actor: Actor, items: list[tuple[CheckedFile, NewImage]]
 ) -> list[Image]:
-    """Image rows (and blob rows for new bytes) in one go, after one quota check for all.
-    Raises QuotaExceeded."""
-    files = [file for file, _ in items]
-    _require_room(s, actor.project_id, files)
-    shas = {f.sha256 for f in files}
-    known = set(s.scalars(select(Blob.sha256).where(Blob.sha256.in_(shas))))
-    for file in {f.sha256: f for f in files if f.sha256 not in known}.values():
-        s.add(Blob(sha256=file.sha256, size=len(file.data), media_type=file.media_type))
+    """Image rows in one go, for files whose blobs were claimed (storage.claim)."""
     rows = [
         Image(
             id=new_id("img"),
@@ -305,7 +250,7 @@ def usage(env: Env, actor: Actor) -> UsageRecord:
         )
         return UsageRecord(
             project_id=actor.project_id,
-            used_bytes=usage_bytes(s, actor.project_id),
+            used_bytes=storage.usage_bytes(s, actor.project_id),
             quota_bytes=project.quota_bytes if project else None,
             images=int(images or 0),
             baselines=int(baselines or 0),

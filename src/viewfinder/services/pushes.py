@@ -3,20 +3,21 @@ Miseru flow). Pushing a name + viewport again expires the older image in that co
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from pydantic import Field
 from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput
+from viewfinder.imaging import Mask
 from viewfinder.imaging.compare import check_unit
 from viewfinder.imaging.masks import MaskLike, parse_masks
-from viewfinder.services import comparisons, contexts, diffs, images
+from viewfinder.services import comparisons, contexts, diffs, images, storage
 from viewfinder.services.diffs import DiffRecord
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.records import (
-    Record,
-)
+from viewfinder.services.records import Record
 from viewfinder.store.models import Image
 
 
@@ -81,10 +82,62 @@ def push(
             f"compare works on PNG images only; this is {file.media_type}. Push a PNG, or push "
             "without compare"
         )
-    images.store_blob(env, file)
+    wanted = _Push(
+        file=file,
+        context=(ctype, key, ctx_repo, ctx_pr, context_label),
+        meta=images.NewImage(
+            name=name, variant=variant, source="push", commit_sha=commit_sha, tags=tuple(tag_list)
+        ),
+        compare=compare,
+        masks=mask_list,
+        max_diff_ratio=ratio,
+    )
+    claimed = storage.claim(env, actor.project_id, [file])
+    try:
+        stored = _store(env, actor, wanted)
+    except BaseException:
+        storage.forget(env, claimed)
+        raise
+    diff = (
+        diffs.wait_for(env, actor, stored.diff_id, timeout=wait_seconds) if stored.diff_id else None
+    )
+    return PushResult(
+        image_id=stored.image_id,
+        view_url=stored.view_url,
+        markdown=stored.markdown,
+        diff_requested=stored.diff_id is not None,
+        diff=diff,
+        replaced_image_id=stored.replaced,
+    )
+
+
+@dataclass(frozen=True)
+class _Push:
+    """A push that passed its checks."""
+
+    file: images.CheckedFile
+    context: tuple[str, str, str | None, int | None, str | None]  # type, key, repo, PR, label
+    meta: images.NewImage
+    compare: bool
+    masks: tuple[Mask, ...]
+    max_diff_ratio: float
+
+
+@dataclass(frozen=True)
+class _Stored:
+    image_id: str
+    view_url: str
+    markdown: str
+    diff_id: str | None
+    replaced: str | None
+
+
+def _store(env: Env, actor: Actor, push: _Push) -> _Stored:
+    """The pushed image's rows (and its comparison), in one transaction."""
+    ctype, key, repo, pr_number, label = push.context
     with env.db.write() as s:
         context = contexts.get_or_create(
-            s, actor.project_id, ctype, key, repo=ctx_repo, pr_number=ctx_pr, label=context_label
+            s, actor.project_id, ctype, key, repo=repo, pr_number=pr_number, label=label
         )
         if context.status == "closed":
             raise InvalidInput(f"context {ctype}:{key} is closed; push into an open one")
@@ -92,25 +145,18 @@ def push(
             s.scalars(
                 select(Image).where(
                     Image.context_id == context.id,
-                    Image.name == name,
-                    Image.variant == variant,
+                    Image.name == push.meta.name,
+                    Image.variant == push.meta.variant,
                     Image.expired_at.is_(None),
                 )
             )
         )
         for old in older:
             images.expire_row(old, "replaced")
-        meta = images.NewImage(
-            name=name,
-            variant=variant,
-            source="push",
-            context_id=context.id,
-            commit_sha=commit_sha,
-            tags=tuple(tag_list),
-        )
-        (image,) = images.insert_images(s, actor, [(file, meta)])
+        meta = dataclasses.replace(push.meta, context_id=context.id)
+        (image,) = images.insert_images(s, actor, [(push.file, meta)])
         diff_id = None
-        if compare:
+        if push.compare:
             diff_id = diffs.request(
                 s,
                 actor,
@@ -118,16 +164,13 @@ def push(
                 context=context,
                 owner_kind="push",
                 owner_id=image.id,
-                masks=mask_list,
-                max_diff_ratio=ratio,
+                masks=push.masks,
+                max_diff_ratio=push.max_diff_ratio,
             ).id
-        image_id, view, md = image.id, images.view_url(env, image), images.markdown(env, image)
-    diff = diffs.wait_for(env, actor, diff_id, timeout=wait_seconds) if diff_id else None
-    return PushResult(
-        image_id=image_id,
-        view_url=view,
-        markdown=md,
-        diff_requested=diff_id is not None,
-        diff=diff,
-        replaced_image_id=older[0].id if older else None,
-    )
+        return _Stored(
+            image.id,
+            images.view_url(env, image),
+            images.markdown(env, image),
+            diff_id,
+            older[0].id if older else None,
+        )

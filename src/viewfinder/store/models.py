@@ -100,6 +100,8 @@ class Blob(Base):
         String(60), default="image/png", server_default=text("'image/png'")
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # When an upload last claimed these bytes (before writing them): a recent one is not swept.
+    touched_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 
 class Context(Base):

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from viewfinder.errors import Conflict, InvalidInput
 from viewfinder.ids import new_id
-from viewfinder.services import baselines, comparisons, contexts, diffs, images
+from viewfinder.services import baselines, comparisons, contexts, diffs, images, storage
 from viewfinder.services.builds.reading import (
     _get_build,
     build_record,
@@ -147,8 +147,21 @@ def add_stories(
         raise InvalidInput("the same story name and variant appears twice in one upload")
     with env.db.read() as s:
         _get_build(s, actor, build_id)
-    for file in {f.sha256: f for _, _, f in checked}.values():
-        images.store_blob(env, file)
+    claimed = storage.claim(env, actor.project_id, [f for _, _, f in checked])
+    try:
+        return _insert_stories(env, actor, build_id, checked, keys)
+    except BaseException:
+        storage.forget(env, claimed)
+        raise
+
+
+def _insert_stories(
+    env: Env,
+    actor: Actor,
+    build_id: str,
+    checked: list[tuple[str, str, images.CheckedFile]],
+    keys: list[tuple[str, str]],
+) -> list[StoryRecord]:
     with env.db.write() as s:
         build = _get_build(s, actor, build_id, lock="share")
         if build.status != "uploading":

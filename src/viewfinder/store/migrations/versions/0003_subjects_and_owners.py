@@ -3,7 +3,8 @@
 - threads: subject_type + subject_id (+ side, now optional) instead of comparison_id; kind
   (comment, mark, finding) and severity; status wide enough for in_progress.
 - comparisons: owner_kind + owner_id; baseline_image_id becomes base_image_id.
-- blobs: media_type; width and height leave (the rows that reference a blob keep them).
+- blobs: media_type and touched_at (unreferenced blobs are swept); width and height leave (the
+  rows that reference a blob keep them).
 - builds: the verdict, stored when a build is done, so lists filter on it.
 
 Revision ID: 0003
@@ -66,8 +67,13 @@ def upgrade() -> None:
                 server_default=sa.text("'image/png'"),
             )
         )
+        batch.add_column(sa.Column("touched_at", sa.DateTime(timezone=True), nullable=True))
         batch.drop_column("width")
         batch.drop_column("height")
+    op.execute("UPDATE blobs SET touched_at = created_at")
+    with op.batch_alter_table("blobs") as batch:
+        batch.alter_column("touched_at", existing_type=sa.DateTime(timezone=True), nullable=False)
+        batch.create_index("ix_blobs_touched_at", ["touched_at"])
     op.execute(
         "UPDATE blobs SET media_type = (SELECT images.media_type FROM images "
         "WHERE images.sha256 = blobs.sha256 LIMIT 1) "
@@ -94,6 +100,8 @@ def downgrade() -> None:
     with op.batch_alter_table("blobs") as batch:
         batch.add_column(sa.Column("width", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("height", sa.Integer(), nullable=True))
+        batch.drop_index("ix_blobs_touched_at")
+        batch.drop_column("touched_at")
         batch.drop_column("media_type")
     with op.batch_alter_table("comparisons") as batch:
         batch.alter_column("base_image_id", new_column_name="baseline_image_id")
