@@ -154,3 +154,14 @@ def make_build(
     builds.finalize_build(env, ci, record.id)
     drain(env)
     return record.id
+
+
+def pushed_diff(env: Env, ci: Actor, data: bytes, *, name: str = "home", **where: object) -> str:
+    """Push a screenshot with compare into a context (``context_key=...`` or ``pr_number=...,
+    repo=...``) and return its diff's id, computed."""
+    from viewfinder.services import pushes
+
+    result = pushes.push(env, ci, data, name=name, compare=True, wait_seconds=0, **where)  # type: ignore[arg-type]
+    drain(env)
+    assert result.diff is not None
+    return result.diff.id

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import io
-from datetime import timedelta
 
 import pytest
 from PIL import Image
-from sqlalchemy import update
 
 from tests.conftest import Keys, drain, shot
 from viewfinder.errors import Forbidden, InvalidImage, InvalidInput, InvalidMask, NotFound
-from viewfinder.services import contexts, diffs, images, prs, pushes
+from viewfinder.services import diffs, images, pushes
 from viewfinder.services.env import Env
-from viewfinder.store.models import Image as ImageRow
-from viewfinder.store.models import utcnow
 
 
 def jpeg() -> bytes:
@@ -117,44 +113,3 @@ def test_bad_pushes_are_refused_with_the_reason(
     with pytest.raises(error, match=message):
         pushes.push(env, keys.admin, data, **call)  # type: ignore[arg-type]
     assert images.usage(env, keys.admin).images == 0
-
-
-def test_the_pr_comment_shows_every_screenshot_of_the_pr(env: Env, keys: Keys) -> None:
-    for name in ("home", "cart"):
-        pushes.push(env, keys.ci, shot(), name=name, pr_number=8, repo="acme/web", compare=True)
-    body = prs.pr_comment(env, keys.ci, pr_number=8, repo="acme/web")
-    assert body.startswith("## Viewfinder: screenshots of acme/web#8")
-    assert "### cart (new baseline)" in body and "### home (new baseline)" in body
-    assert body.count("![") == 2
-    with pytest.raises(NotFound):
-        prs.pr_comment(env, keys.ci, pr_number=9, repo="acme/web")
-
-
-def test_expiring_an_image_stops_its_delivery(env: Env, keys: Keys) -> None:
-    result = pushes.push(env, keys.ci, shot(), name="home", context_key="docs")
-    assert images.expire_image(env, keys.ci, result.image_id).expired
-    assert images.expire_image(env, keys.ci, result.image_id).expired  # idempotent
-    with pytest.raises(NotFound):
-        images.delivered_image(env, result.view_url.rsplit("/", 1)[1])
-
-
-def test_a_ttl_policy_expires_old_images_and_on_close_expires_at_close(
-    env: Env, keys: Keys
-) -> None:
-    policy = contexts.set_policy(
-        env, keys.ci, context_key="nightly", expire_policy="ttl", ttl_seconds=3600
-    )
-    assert (policy.expire_policy, policy.ttl_seconds) == ("ttl", 3600)
-    old = pushes.push(env, keys.ci, shot(), name="old", context_key="nightly")
-    fresh = pushes.push(env, keys.ci, shot(), name="fresh", context_key="nightly")
-    with env.db.write() as s:
-        s.execute(
-            update(ImageRow)
-            .where(ImageRow.id == old.image_id)
-            .values(created_at=utcnow() - timedelta(hours=2))
-        )
-    assert contexts.expire_by_ttl(env) == 1
-    assert images.get_image(env, keys.ci, old.image_id).expired
-    assert not images.get_image(env, keys.ci, fresh.image_id).expired
-    with pytest.raises(InvalidInput, match="ttl_seconds is required"):
-        contexts.set_policy(env, keys.ci, context_key="x", expire_policy="ttl")

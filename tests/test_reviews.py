@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Keys, drain, make_build, shot
+from tests.conftest import Keys, make_build, pushed_diff, shot
 from viewfinder.errors import Conflict, Forbidden, InvalidInput
-from viewfinder.services import baselines, builds, contexts, diffs, pushes, reviews, threads
+from viewfinder.services import baselines, builds, contexts, diffs, reviews, threads
 from viewfinder.services.env import Env
 
 BOX = (2, 2, 20, 20)
@@ -122,62 +122,12 @@ def test_decisions_need_a_change_to_review(env: Env, keys: Keys) -> None:
         reviews.review_diff(env, keys.agent, new, "maybe")
 
 
-# ---- PR baselines and closing -----------------------------------------------------------------
-
-
-def push(env: Env, keys: Keys, data: bytes, **where: object) -> str:
-    result = pushes.push(env, keys.ci, data, name="home", compare=True, wait_seconds=0, **where)  # type: ignore[arg-type]
-    drain(env)
-    assert result.diff is not None
-    return result.diff.id
-
-
 PR = {"pr_number": 5, "repo": "acme/web"}
 
 
-def test_a_pr_approval_changes_only_the_prs_baseline_until_merged(env: Env, keys: Keys) -> None:
-    push(env, keys, shot(), context_key="main")  # manual context: registers a shared baseline
-    diff = push(env, keys, shot(box=BOX), **PR)
-    assert diffs.get_diff(env, keys.agent, diff).baseline_scope == "shared"
-    approved = reviews.approve_diff(env, keys.admin, diff)
-    assert approved.baseline.scope == "context" and "merged" in approved.message
-    shared = [b for b in baselines.list_baselines(env, keys.agent).items if b.scope == "shared"]
-    assert shared[0].source == "registered"
-    # The PR compares with its own baseline now; elsewhere the shared one still rules.
-    assert diffs.get_diff(env, keys.agent, push(env, keys, shot(box=BOX), **PR)).changed is False
-    assert diffs.get_diff(env, keys.agent, push(env, keys, shot(box=BOX), context_key="x")).changed
-
-    closed = contexts.close_context(env, keys.ci, reason="merged", **PR)
-    assert (closed.baselines_promoted, closed.already_closed) == (1, False)
-    shared = [b for b in baselines.list_baselines(env, keys.agent).items if b.scope == "shared"]
-    assert [b.source for b in shared] == ["promoted"]
-    again = contexts.close_context(env, keys.ci, reason="merged", **PR)
-    assert again.already_closed and again.baselines_promoted == 0
-
-
-def test_closing_a_pr_unmerged_discards_its_baselines(env: Env, keys: Keys) -> None:
-    push(env, keys, shot(), context_key="main")
-    reviews.approve_diff(env, keys.admin, push(env, keys, shot(box=BOX), **PR))
-    result = contexts.close_context(env, keys.ci, reason="closed", **PR)
-    assert result.baselines_discarded == 1 and result.images_expired == 1
-    assert [b.source for b in baselines.list_baselines(env, keys.agent).items] == ["registered"]
-
-
 def test_an_unapproved_diff_of_a_closed_context_cannot_be_approved(env: Env, keys: Keys) -> None:
-    push(env, keys, shot(), context_key="main")
-    diff = push(env, keys, shot(box=BOX), **PR)
+    pushed_diff(env, keys.ci, shot(), context_key="main")
+    diff = pushed_diff(env, keys.ci, shot(box=BOX), **PR)
     contexts.close_context(env, keys.ci, reason="closed", **PR)
     with pytest.raises(Conflict, match="context is closed"):
         reviews.approve_diff(env, keys.admin, diff)
-
-
-def test_deleting_a_baseline_lets_the_next_compare_register_a_new_one(env: Env, keys: Keys) -> None:
-    push(env, keys, shot(), context_key="main")
-    (base,) = baselines.list_baselines(env, keys.agent).items
-    with pytest.raises(Forbidden):
-        baselines.delete_baseline(env, keys.agent, base.id)
-    assert baselines.delete_baseline(env, keys.admin, base.id).end_reason == "deleted"
-    assert (
-        diffs.get_diff(env, keys.agent, push(env, keys, shot(box=BOX), context_key="main")).outcome
-        == "registered"
-    )

@@ -67,3 +67,14 @@ def test_bytes_no_row_references_are_swept_after_the_grace_period(env: Env, keys
     assert kept(env, shot()) == (True, True)
     storage.forget(env, claim)  # forgetting what was swept already is harmless
     assert storage.sweep(env) == 0
+
+
+def test_over_quota_uploads_are_refused_and_nothing_is_stored(env: Env, keys: Keys) -> None:
+    pushes.push(env, keys.ci, shot(), name="a", context_key="x")
+    used = images.usage(env, keys.ci).used_bytes
+    images.set_quota(env, keys.admin, used + 10)
+    with pytest.raises(QuotaExceeded, match="storage quota reached"):
+        pushes.push(env, keys.ci, shot(box=(0, 0, 9, 9)), name="b", context_key="x")
+    assert images.usage(env, keys.ci).images == 1
+    # The same bytes again cost nothing and are accepted.
+    assert pushes.push(env, keys.ci, shot(), name="c", context_key="x").image_id
