@@ -1,4 +1,4 @@
-"""Projects and keys: scoping, roles, hashed keys, quotas, signed links."""
+"""Projects and keys: scoping, roles, hashed keys shown once, the first start."""
 
 from __future__ import annotations
 

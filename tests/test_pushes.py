@@ -1,4 +1,4 @@
-"""Pushing screenshots into contexts: markdown, replacement, compare, masks, refusals, expiry."""
+"""Pushing screenshots into contexts: markdown, replacement, compare, masks and refusals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Decisions, open-thread rule, approvals, stale diffs, PR baselines and closing contexts."""
+"""Decisions, the open-thread rule, accepting builds, approvals and stale diffs."""
 
 from __future__ import annotations
 
