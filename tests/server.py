@@ -70,6 +70,7 @@ class Server:
             env["VIEWFINDER_KEY"] = self.keys.get(key, key)
         if self.database_url is not None:
             env["VIEWFINDER_DATABASE_URL"] = self.database_url
+            env["VIEWFINDER_SINGLE_NODE"] = "true"  # one machine: blobs and secret stay local
         return env | extra
 
     def run(

@@ -17,6 +17,7 @@ from viewfinder.cli.local import DataDirOption, database_name, print_keys, setti
 from viewfinder.cli.output import fail
 
 if TYPE_CHECKING:
+    from viewfinder.jobs.worker import Liveness
     from viewfinder.settings import Settings
 
 
@@ -58,6 +59,8 @@ def serve(
     if workers is not None:
         overrides["workers"] = workers
     settings = settings_for(data_dir, **overrides)
+    refuse_unshareable(settings)
+    announce("api node", settings, f"{settings.workers} worker(s), listening on {url}")
     try:
         env = Env.open(settings)
         try:
@@ -73,13 +76,33 @@ def serve(
     elif boot is not None:
         print_keys(boot, url)
     else:
-        typer.echo(f"Data in {settings.data_dir}; the API keys were printed on the first start.")
+        typer.echo(
+            "This server's project exists: its keys were printed once, by the node that started "
+            f"first. More keys: viewfinder keys create --role admin (with the same "
+            f"VIEWFINDER_DATABASE_URL, here {database_name(settings)})."
+        )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
 
-def worker(data_dir: DataDirOption = Path(".viewfinder")) -> None:
+def worker(
+    data_dir: DataDirOption = Path(".viewfinder"),
+    health_port: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=65535,
+            help="Answer GET /healthz on this port: 200 while the worker works, 503 when it is "
+            "stuck.",
+            show_default=False,
+        ),
+    ] = None,
+    health_host: Annotated[str, typer.Option(help="Address of the health check.")] = "127.0.0.1",
+) -> None:
     """Run one comparison worker against the server's database and blobs (to scale out)."""
-    run_worker(settings_for(data_dir))
+    settings = settings_for(data_dir)
+    refuse_unshareable(settings)
+    health = (health_host, health_port) if health_port is not None else None
+    run_worker(settings, health=health)
 
 
 def mcp(
@@ -105,9 +128,32 @@ def mcp(
         fail(f"[{exc.code}] {exc.message}")
 
 
-def run_worker(settings: Settings, *, supervised: bool = False) -> None:
+def refuse_unshareable(settings: Settings) -> None:
+    """Exit 2 when the settings would break a server of several nodes, naming each fix."""
+    problems = settings.deployment_problems()
+    if problems:
+        fail("these settings would not work across nodes:\n  - " + "\n  - ".join(problems))
+
+
+def announce(role: str, settings: Settings, extra: str = "") -> None:
+    """The one line every process logs when it starts: what it is and what it works on."""
+    import sys
+
+    from viewfinder import __version__
+
+    blobs = settings.blob_url or f"{settings.data_dir.resolve() / 'blobs'} (this machine)"
+    line = (
+        f"viewfinder {__version__} {role} (pid {os.getpid()}): database "
+        f"{database_name(settings)}, blobs {blobs}" + (f", {extra}" if extra else "")
+    )
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_worker(
+    settings: Settings, *, supervised: bool = False, health: tuple[str, int] | None = None
+) -> None:
     """Work until SIGTERM or SIGINT; a supervised worker also stops when its server is gone,
-    even if the server was killed outright."""
+    even if the server was killed outright. ``health`` serves GET /healthz there."""
     import logging
     import signal
     import threading
@@ -118,17 +164,63 @@ def run_worker(settings: Settings, *, supervised: bool = False) -> None:
     from viewfinder.services.env import Env
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
+    announce("supervised worker" if supervised else "worker", settings)
     tune_allocator()
     background.register()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     parent = os.getppid()
-    env = Env.open(settings, migrate=False)
+    # The server migrated before it started its workers; a worker of its own migrates first.
+    env = Env.open(settings, migrate=not supervised)
+    liveness = worker.Liveness()
+    if health is not None:
+        serve_health(health, liveness, stale_after=max(3.0 * settings.job_lease_seconds, 30.0))
     try:
-        worker.run(env, stop=stop, alive=lambda: not supervised or os.getppid() == parent)
+        worker.run(
+            env,
+            stop=stop,
+            alive=lambda: not supervised or os.getppid() == parent,
+            liveness=liveness,
+        )
     finally:
         env.close()
+
+
+def serve_health(where: tuple[str, int], liveness: Liveness, *, stale_after: float) -> None:
+    """Answer GET /healthz in a thread: 200 with what the worker did while it works, 503 once
+    it has shown no sign of life for ``stale_after`` seconds."""
+    import http.server
+    import threading
+
+    from viewfinder import __version__
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            if self.path.split("?")[0] != "/healthz":
+                self.send_error(404)
+                return
+            age = liveness.age()
+            ok = age < stale_after
+            body = json.dumps(
+                {
+                    "status": "ok" if ok else "stuck",
+                    "version": __version__,
+                    "seconds_since_alive": round(age, 1),
+                    "jobs_run": liveness.jobs_run,
+                }
+            ).encode()
+            self.send_response(200 if ok else 503)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_: object) -> None:  # probes every few seconds: no log lines
+            return
+
+    server = http.server.ThreadingHTTPServer(where, Health)
+    threading.Thread(target=server.serve_forever, name="health", daemon=True).start()
 
 
 if __name__ == "__main__":

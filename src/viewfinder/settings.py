@@ -80,6 +80,48 @@ class Settings(BaseSettings):
     job_max_attempts: int = Field(
         3, ge=1, description="Attempts of a comparison before it is marked failed."
     )
+    single_node: bool = Field(
+        False,
+        description="Run on PostgreSQL from one machine: allows blobs in the data directory and "
+        "a secret kept there, which several nodes could not share.",
+    )
+    db_pool_size: int = Field(
+        5,
+        ge=1,
+        le=200,
+        description="Database connections each process keeps open (PostgreSQL); up to as many "
+        "again are opened under load. Count every node and worker against the server's limit.",
+    )
+    build_expiry_seconds: int = Field(
+        86400,
+        ge=60,
+        description="A build left uploading (never finalized) this long expires: its images "
+        "expire and its stories never become baselines.",
+    )
+
+    def deployment_problems(self) -> list[str]:
+        """Settings several nodes could not share, each with its fix (empty when fine). On
+        SQLite every process is on this machine, so nothing needs sharing."""
+        if self.single_node or not self.resolved_database_url.startswith("postgresql"):
+            return []
+        problems = []
+        if self.blob_url is None:
+            problems.append(
+                "blobs would be kept in this machine's data directory, which other nodes cannot "
+                "read: set VIEWFINDER_BLOB_URL=s3://bucket/prefix (and VIEWFINDER_S3_ENDPOINT "
+                "for a store other than AWS) on every node"
+            )
+        if self.secret is None:
+            problems.append(
+                "no VIEWFINDER_SECRET: each node would sign links and cursors with a secret of "
+                "its own, and the others would refuse them; set the same VIEWFINDER_SECRET on "
+                "every node"
+            )
+        if problems:
+            problems.append(
+                "if this server runs on one machine only, set VIEWFINDER_SINGLE_NODE=true instead"
+            )
+        return problems
 
     @property
     def resolved_database_url(self) -> str:

@@ -3,6 +3,7 @@ bearer authentication, timeouts, and the one way failures reach the user."""
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -16,6 +17,10 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 READ_TIMEOUT = 90.0
 CONNECT_TIMEOUT = 5.0
 RETRYABLE_STATUS = frozenset({500, 502, 503, 504})
+# Retried requests: 0.25 + 0.5 + 1 + 2 + 4 + 8 + 8 s of waiting, enough for a load balancer to
+# notice a node is gone or for a restarting server to come back.
+ATTEMPTS = 8
+FIRST_BACKOFF = 0.25
 
 UrlOption = Annotated[
     str,
@@ -64,10 +69,10 @@ class ApiError(ClientError):
             return cls(response.status_code, f"http_{response.status_code}", text)
 
 
-def unreachable(url: str) -> ClientError:
+def unreachable(url: str, *, retryable: bool = True) -> ClientError:
     return ClientError(
         f"cannot reach Viewfinder at {url}: is `viewfinder serve` running? Set VIEWFINDER_URL.",
-        retryable=True,
+        retryable=retryable,
     )
 
 
@@ -106,6 +111,9 @@ class Client:
             timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
             verify=_verify(self.url),
         )
+        # A server that answered once and then cannot be reached is restarting or behind a
+        # load balancer that lost a node: worth retrying. One never reached is a wrong address.
+        self._reached = False
 
     def close(self) -> None:
         self._http.close()
@@ -126,10 +134,37 @@ class Client:
         content: bytes | None = None,
         files: list[tuple[str, tuple[str, bytes, str]]] | None = None,
         data: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        retry: bool = False,
     ) -> Any:
         """The decoded JSON answer. Raises ApiError for an error answer, ClientError when there
-        is no answer. ``files`` (with form ``data``) sends a multipart body."""
-        headers = {"Content-Type": "application/octet-stream"} if content is not None else None
+        is no answer. ``files`` (with form ``data``) sends a multipart body. With ``retry`` (for
+        requests that are safe to send twice), a lost connection, a node going away behind a
+        load balancer or a 5xx is tried again with backoff, for about half a minute."""
+        delay = FIRST_BACKOFF
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return self._once(method, path, params, body, content, files, data, headers)
+            except ClientError as exc:
+                if not (retry and exc.retryable) or attempt == ATTEMPTS:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 8.0)
+        raise AssertionError("unreachable")
+
+    def _once(
+        self,
+        method: str,
+        path: str,
+        params: dict[str, Any] | None,
+        body: Any,
+        content: bytes | None,
+        files: list[tuple[str, tuple[str, bytes, str]]] | None,
+        data: dict[str, str] | None,
+        extra: dict[str, str] | None,
+    ) -> Any:
+        headers = {"Content-Type": "application/octet-stream"} if content is not None else {}
+        headers |= extra or {}
         try:
             response = self._http.request(
                 method,
@@ -142,7 +177,7 @@ class Client:
                 data=data,
             )
         except httpx.ConnectError:
-            raise unreachable(self.url) from None
+            raise unreachable(self.url, retryable=self._reached) from None
         except httpx.TimeoutException:
             raise ClientError(
                 f"Viewfinder at {self.url} did not answer in time; try again", retryable=True
@@ -151,6 +186,7 @@ class Client:
             raise ClientError(
                 f"the connection to {self.url} failed: {exc}", retryable=True
             ) from None
+        self._reached = True
         if not response.is_success:
             raise ApiError.from_response(response)
         try:
@@ -159,10 +195,11 @@ class Client:
             raise ClientError(f"{self.url} answered with something other than JSON") from None
 
     def get(self, path: str, **params: Any) -> Any:
-        return self.request("GET", path, params=params)
+        """Reads are safe to repeat: retried when the connection or the node fails."""
+        return self.request("GET", path, params=params, retry=True)
 
-    def post(self, path: str, body: Any = None, **params: Any) -> Any:
-        return self.request("POST", path, body=body, params=params)
+    def post(self, path: str, body: Any = None, *, retry: bool = False, **params: Any) -> Any:
+        return self.request("POST", path, body=body, params=params, retry=retry)
 
     def fetch(self, url: str) -> bytes:
         """The bytes behind a signed link (such links carry their own authorisation)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+import uuid
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,11 +22,6 @@ from viewfinder.cli.client import (
 )
 from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, print_json, repo_for_pr
 from viewfinder.cli.render import counts_line, progress
-
-ATTEMPTS = 4
-# Stories are stored idempotently (same name, same bytes), so a retry after a lost answer is
-# safe; the back-off gives a restarting server or a busy database time to recover.
-FIRST_BACKOFF = 0.25
 
 
 def find_stories(directory: Path) -> list[tuple[str, Path]]:
@@ -66,22 +62,19 @@ def _post_batch(
             files.append(("file", (name, path.read_bytes(), "image/png")))
         except OSError as exc:
             raise ClientError(f"cannot read {path}: {exc.strerror}") from None
-    delay = FIRST_BACKOFF
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            client.request(
-                "POST",
-                f"/builds/{segment(build_id)}/stories",
-                files=files,
-                data={"variant": variant} if variant else None,
-            )
-            return
-        except ClientError as exc:
-            if not exc.retryable or attempt == ATTEMPTS:
-                first, last = batch[0][1], batch[-1][1]
-                raise ClientError(f"{exc.message} (uploading {first} .. {last})") from None
-        time.sleep(delay)
-        delay *= 2
+    try:
+        # Stories are stored idempotently (same name, same bytes): a retry after a lost answer
+        # is safe.
+        client.request(
+            "POST",
+            f"/builds/{segment(build_id)}/stories",
+            files=files,
+            data={"variant": variant} if variant else None,
+            retry=True,
+        )
+    except ClientError as exc:
+        first, last = batch[0][1], batch[-1][1]
+        raise ClientError(f"{exc.message} (uploading {first} .. {last})") from None
 
 
 def _advance(bar: Any, task: Any, count: int, _: object) -> None:
@@ -126,6 +119,8 @@ def _wait_done(client: Client, build_id: str, timeout: float) -> dict[str, Any]:
             )
             if build["status"] == "done":
                 return build
+            if build["status"] == "expired":
+                fail(f"build {build_id} expired before it was finalized; upload it again")
             left = deadline - time.monotonic()
             if left <= 0:
                 fail(
@@ -201,12 +196,18 @@ def upload(
     if pr is not None:
         repo = repo_for_pr(repo)
     with Client(url, key) as client:
-        build = client.post(
-            "/builds", {"commit_sha": commit, "branch": branch, "repo": repo, "pr_number": pr}
+        # The key makes opening the build safe to retry: a retry after a lost answer gets the
+        # build the first attempt opened.
+        build = client.request(
+            "POST",
+            "/builds",
+            body={"commit_sha": commit, "branch": branch, "repo": repo, "pr_number": pr},
+            headers={"Idempotency-Key": f"upload-{uuid.uuid4()}"},
+            retry=True,
         )
         build_id = build["id"]
         _upload_all(client, build_id, stories, viewport, concurrency)
-        build = client.post(f"/builds/{segment(build_id)}/finalize")
+        build = client.post(f"/builds/{segment(build_id)}/finalize", retry=True)
         if wait_for and build["status"] != "done":
             build = _wait_done(client, build_id, timeout)
     if as_json:

@@ -29,6 +29,21 @@ class JobTimeout(Exception):
     """The job ran past its kind's time limit."""
 
 
+class Liveness:
+    """When the worker last showed it was alive: its loop went round, or the job it runs
+    renewed its lease. A health check reads ``age()``."""
+
+    def __init__(self) -> None:
+        self._at = time.monotonic()
+        self.jobs_run = 0
+
+    def beat(self) -> None:
+        self._at = time.monotonic()
+
+    def age(self) -> float:
+        return time.monotonic() - self._at
+
+
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -54,7 +69,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _heartbeat(rt: Runtime, job: Claimed, worker: str) -> Iterator[None]:
+def _heartbeat(rt: Runtime, job: Claimed, worker: str, liveness: Liveness | None) -> Iterator[None]:
     """Renew the job's lease every third of it while the job runs, so a live worker keeps its
     job however long it takes and a dead one loses it within one lease."""
     done = threading.Event()
@@ -66,6 +81,8 @@ def _heartbeat(rt: Runtime, job: Claimed, worker: str) -> Iterator[None]:
                 if not queue.renew(rt, job.id, worker):
                     log.warning("job %s is no longer this worker's (lease lost)", job.id)
                     return
+                if liveness is not None:
+                    liveness.beat()
             except Exception:  # a database hiccup: try again at the next beat
                 log.exception("could not renew the lease of job %s", job.id)
 
@@ -78,7 +95,7 @@ def _heartbeat(rt: Runtime, job: Claimed, worker: str) -> Iterator[None]:
         thread.join(every + 1)
 
 
-def run_one(rt: Runtime, worker: str) -> bool:
+def run_one(rt: Runtime, worker: str, liveness: Liveness | None = None) -> bool:
     """Claim and run one job. Returns False when there was nothing to do."""
     job = queue.claim(rt, worker)
     if job is None:
@@ -88,7 +105,7 @@ def run_one(rt: Runtime, worker: str) -> bool:
         queue.retry_or_fail(rt, job, f"no worker here knows jobs of kind {job.kind!r}", final=True)
         return True
     try:
-        with _heartbeat(rt, job, worker), _time_limit(kind.time_limit):
+        with _heartbeat(rt, job, worker, liveness), _time_limit(kind.time_limit):
             finished = kind.run(rt, job.subject_id, job.id)
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
@@ -124,6 +141,7 @@ def run(
     *,
     stop: threading.Event | None = None,
     alive: Callable[[], bool] = lambda: True,
+    liveness: Liveness | None = None,
 ) -> None:
     """Work until ``stop`` is set or ``alive()`` turns false (a supervised worker's server is
     gone). Idle workers poll every 50 ms at most, so a burst of jobs starts at once."""
@@ -135,9 +153,13 @@ def run(
         if not alive():
             log.info("the server is gone; stopping")
             break
+        if liveness is not None:
+            liveness.beat()
         _run_due(rt, due)
-        if run_one(rt, name):
+        if run_one(rt, name, liveness):
             idle = 0.01
+            if liveness is not None:
+                liveness.jobs_run += 1
         else:
             stop.wait(idle)
             idle = min(idle * 2, 0.05)

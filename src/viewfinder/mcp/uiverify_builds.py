@@ -65,7 +65,9 @@ def selected_build_id(call: Call, sel: Selector) -> str:
 
 # ---- builds -----------------------------------------------------------------------------------
 
-BuildStatus = Literal["uploading", "comparing", "done", "pending", "unchanged", "changed", "failed"]
+BuildStatus = Literal[
+    "uploading", "comparing", "done", "expired", "pending", "unchanged", "changed", "failed"
+]
 
 
 class ListBuilds(BaseModel):

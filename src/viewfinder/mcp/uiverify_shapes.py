@@ -101,7 +101,7 @@ class BuildItem(Record):
     branch: str | None
     repo: str | None
     prNumber: int | None
-    status: Literal["uploading", "comparing", "done"] = Field(
+    status: Literal["uploading", "comparing", "done", "expired"] = Field(
         description="Processing: done once every story is compared."
     )
     verdict: Literal["pending", "unchanged", "changed", "failed"] = Field(

@@ -84,10 +84,13 @@ def request(
     masks: tuple[Mask, ...] = (),
     max_diff_ratio: float = 0.0,
     known: tuple[Baseline, str] | None | bool = False,
+    register_now: bool = True,
 ) -> Comparison:
     """Compare the image with its baseline (the PR's own, else the shared one). Without a
-    baseline the image becomes one (done at once). ``known`` passes the baseline and its sha256
-    (or None for none) when the caller looked them up already, for many images at once."""
+    baseline the image is registered: it becomes the baseline at once, or, with
+    ``register_now=False``, when its owner says (a build, once it is finalized: see
+    ``register``). ``known`` passes the baseline and its sha256 (or None for none) when the
+    caller looked them up already, for many images at once."""
     if known is False:
         base = baselines.current(s, actor.project_id, image.name, image.variant, context)
         base_sha = s.scalar(select(Image.sha256).where(Image.id == base.image_id)) if base else None
@@ -105,18 +108,9 @@ def request(
     row.context_id = context.id if context else None
     if base is None or base_sha is None:
         comparisons.settle_unpaired(s, row)
-        baselines.replace(
-            s,
-            actor,
-            name=image.name,
-            variant=image.variant,
-            context=context,
-            image_id=image.id,
-            source="registered",
-            comparison_id=row.id,
-            none_current=known is not False,
-        )
         row.registered = True
+        if register_now:
+            register(s, actor, row, context, none_current=known is not False)
         return row
     row.baseline_id = base.id
     row.baseline_scope = base.scope
@@ -124,6 +118,24 @@ def request(
     assert base_image is not None
     comparisons.request(s, row, image, base_image, base_sha)
     return row
+
+
+def register(
+    s: Session, actor: Actor, row: Comparison, context: Context | None, *, none_current: bool
+) -> None:
+    """Make a registered diff's image the baseline of its name (``none_current``: the caller
+    knows there is none)."""
+    baselines.replace(
+        s,
+        actor,
+        name=row.name,
+        variant=row.variant,
+        context=context,
+        image_id=row.image_id,
+        source="registered",
+        comparison_id=row.id,
+        none_current=none_current,
+    )
 
 
 def get_row(s: Session, actor: Actor, diff_id: str) -> Comparison:

@@ -73,7 +73,7 @@ class Env:
     @classmethod
     def open(cls, settings: Settings, *, migrate: bool = True) -> Env:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        db = Database(settings.resolved_database_url)
+        db = Database(settings.resolved_database_url, pool_size=settings.db_pool_size)
         if migrate:
             db.migrate()
         return cls(

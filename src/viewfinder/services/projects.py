@@ -120,8 +120,9 @@ class Bootstrap:
 
 def bootstrap(env: Env, project_name: str = "default") -> Bootstrap | None:
     """On the first start (no project yet): create one with an admin, a CI and an agent key.
-    Returns None when a project exists already, so keys are shown only once."""
-    with env.db.write() as s:
+    Returns None when a project exists already, so keys are shown only once. Nodes started at
+    the same time take turns: exactly one of them makes the project."""
+    with env.db.startup_lock(), env.db.write() as s:
         if s.scalar(select(Project.id).limit(1)) is not None:
             return None
         project = Project(

@@ -45,11 +45,16 @@ def _sqlite_engine(url: str, begin: str) -> Engine:
     return engine
 
 
+# The key of the PostgreSQL advisory lock that serializes start-up (migrations, the first
+# project) across nodes that start at the same time.
+STARTUP_LOCK = 0x76667374  # "vfst"
+
+
 class Database:
     """Sessions for reading and for writing. Use ``with db.write() as s:``; it commits on success
     and rolls back on any exception."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, pool_size: int = 5) -> None:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         if self.is_sqlite:
@@ -59,7 +64,9 @@ class Database:
             self.read_engine = _sqlite_engine(url, "DEFERRED")
             self.write_engine = _sqlite_engine(url, "IMMEDIATE")
         else:
-            self.read_engine = self.write_engine = create_engine(url, pool_pre_ping=True)
+            self.read_engine = self.write_engine = create_engine(
+                url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size
+            )
         self._read = sessionmaker(self.read_engine, expire_on_commit=False)
         self._write = sessionmaker(self.write_engine, expire_on_commit=False)
 
@@ -73,8 +80,28 @@ class Database:
         with self._write() as session, session.begin():
             yield session
 
+    @contextlib.contextmanager
+    def startup_lock(self) -> Iterator[None]:
+        """Held while a process migrates and bootstraps, so nodes started together take turns
+        (PostgreSQL: an advisory lock; SQLite: the writer lock already serializes)."""
+        if self.is_sqlite:
+            yield
+            return
+        with self.write_engine.connect() as connection:
+            connection.exec_driver_sql(f"SELECT pg_advisory_lock({STARTUP_LOCK})")
+            connection.commit()
+            try:
+                yield
+            finally:
+                connection.exec_driver_sql(f"SELECT pg_advisory_unlock({STARTUP_LOCK})")
+                connection.commit()
+
     def migrate(self) -> None:
-        """Bring the schema to the newest migration (idempotent)."""
+        """Bring the schema to the newest migration (idempotent; one node at a time)."""
+        with self.startup_lock():
+            self._migrate()
+
+    def _migrate(self) -> None:
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.write_engine.connect() as connection:

@@ -131,6 +131,14 @@ class Build(Base):
         Index("ix_builds_project_commit", "project_id", "commit_sha"),
         Index("ix_builds_project_pr", "project_id", "pr_number"),
         Index("ix_builds_project_verdict", "project_id", "verdict"),
+        Index(
+            "uq_builds_idempotency_key",
+            "project_id",
+            "idempotency_key",
+            unique=True,
+            sqlite_where=text("idempotency_key IS NOT NULL"),
+            postgresql_where=text("idempotency_key IS NOT NULL"),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
@@ -140,9 +148,13 @@ class Build(Base):
     repo: Mapped[str | None] = mapped_column(String(200))
     pr_number: Mapped[int | None]
     context_id: Mapped[str | None] = mapped_column(ForeignKey("contexts.id"))
-    status: Mapped[str] = mapped_column(String(12), default="uploading")  # uploading|comparing|done
+    # uploading | comparing | done | expired (never finalized)
+    status: Mapped[str] = mapped_column(String(12), default="uploading")
     # Decided when the build is done (services/builds.reading.verdict_of): unchanged|changed|failed
     verdict: Mapped[str | None] = mapped_column(String(10))
+    # Given by the client that opened the build: opening it again with the same key (a retry
+    # after a lost answer) returns this build instead of a second one.
+    idempotency_key: Mapped[str | None] = mapped_column(String(100))
     created_by: Mapped[str] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finalized_at: Mapped[datetime | None]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from pydantic import BaseModel, Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, read_body, read_form
@@ -24,9 +24,22 @@ class NewBuild(BaseModel):
 
 
 @router.post("/builds", status_code=201)
-async def create_build(body: NewBuild, env: EnvDep, actor: ActorDep) -> BuildRecord:
+async def create_build(
+    body: NewBuild,
+    env: EnvDep,
+    actor: ActorDep,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            description="Any unique string: sending the same request again with it (after a "
+            "lost answer) returns the build it opened instead of opening a second one."
+        ),
+    ] = None,
+) -> BuildRecord:
     """Open a build; upload its stories, then finalize it."""
-    return await call(builds.create_build, env, actor, **body.model_dump())
+    return await call(
+        builds.create_build, env, actor, **body.model_dump(), idempotency_key=idempotency_key
+    )
 
 
 @router.get("/builds")
@@ -37,7 +50,7 @@ async def list_builds(
     cursor: str | None = None,
     branch: str | None = None,
     pr_number: int | None = None,
-    status: Literal["uploading", "comparing", "done"] | None = None,
+    status: Literal["uploading", "comparing", "done", "expired"] | None = None,
     verdict: Literal["pending", "unchanged", "changed", "failed"] | None = None,
 ) -> Page[BuildRecord]:
     """Builds, newest first (20 per page by default, at most 100), optionally of one branch,

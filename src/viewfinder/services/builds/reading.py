@@ -100,7 +100,7 @@ def verdict_of(tally: Counts) -> str:
 
 def build_record(env: Env, s: Session, build: Build) -> BuildRecord:
     tally = counts(s, build.id)
-    verdict = build.verdict if build.status == "done" and build.verdict else "pending"
+    verdict = build.verdict if build.status in ("done", "expired") and build.verdict else "pending"
     return BuildRecord(
         id=build.id,
         commit_sha=build.commit_sha,
@@ -278,7 +278,7 @@ def list_build_stories(
         return _story_page(env, s, build_id, state, cursor, size)
 
 
-BUILD_STATUSES = ("uploading", "comparing", "done")
+BUILD_STATUSES = ("uploading", "comparing", "done", "expired")
 
 
 def list_builds(

@@ -49,7 +49,9 @@ class BuildRecord(Record):
     repo: str | None
     pr_number: int | None
     context_id: str | None
-    status: Literal["uploading", "comparing", "done"]
+    status: Literal["uploading", "comparing", "done", "expired"] = Field(
+        description="expired: never finalized; it registered no baseline."
+    )
     verdict: Literal["pending", "unchanged", "changed", "failed"]
     review: Literal["none", "pending", "accepted", "denied"] = Field(
         description="none: nothing to review; accepted: every change accepted or ignored."

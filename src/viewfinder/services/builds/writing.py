@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import Conflict, InvalidInput
 from viewfinder.ids import new_id
+from viewfinder.jobs import registry
 from viewfinder.services import baselines, comparisons, contexts, diffs, images, storage
 from viewfinder.services.builds.reading import (
     _get_build,
@@ -23,7 +25,7 @@ from viewfinder.services.builds.reading import (
 from viewfinder.services.builds.records import BuildRecord, StoryRecord
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.text import check_text
-from viewfinder.store.models import Baseline, Build, Comparison, Context, Image, Story, utcnow
+from viewfinder.store.models import Build, Comparison, Context, Image, Project, Story, utcnow
 
 # A story's place among its build's stories of the same state: likely regressions first.
 RANKS = {"likely_regression": 0, "likely_intended": 1, "noise": 2}
@@ -79,16 +81,43 @@ def create_build(
     branch: str | None = None,
     repo: str | None = None,
     pr_number: int | None = None,
+    idempotency_key: str | None = None,
 ) -> BuildRecord:
-    """Open a build to upload stories into. A PR number needs the repo. Raises InvalidInput,
-    Forbidden."""
+    """Open a build to upload stories into. A PR number needs the repo. With an
+    ``idempotency_key``, opening the same build again (a retry) returns the first one.
+    Raises InvalidInput, Forbidden, Conflict (the key names another commit's build)."""
     actor.require("upload", "upload screenshots")
     sha = check_sha(commit_sha)
     repo = contexts.check_repo(repo)
     pr_number = contexts.check_pr(pr_number)
     if branch is not None:
         branch = check_text("branch", branch, maximum=300, multiline=False)
+    if idempotency_key is not None:
+        idempotency_key = check_text(
+            "idempotency_key", idempotency_key, maximum=100, multiline=False
+        )
     with env.db.write() as s:
+        if idempotency_key is not None:
+            # The lock makes two retries arriving together see each other's build.
+            s.execute(select(Project.id).where(Project.id == actor.project_id).with_for_update())
+            same = s.scalar(
+                select(Build).where(
+                    Build.project_id == actor.project_id, Build.idempotency_key == idempotency_key
+                )
+            )
+            if same is not None:
+                if (same.commit_sha, same.branch, same.repo, same.pr_number) != (
+                    sha,
+                    branch,
+                    repo,
+                    pr_number,
+                ):
+                    raise Conflict(
+                        f"idempotency key {idempotency_key!r} opened build {same.id} of another "
+                        "commit, branch or PR: use a new key for a new build",
+                        build_id=same.id,
+                    )
+                return build_record(env, s, same)
         context = None
         if pr_number is not None:
             key = contexts.pr_key(repo, pr_number)
@@ -103,6 +132,7 @@ def create_build(
             repo=repo,
             pr_number=pr_number,
             context_id=context.id if context else None,
+            idempotency_key=idempotency_key,
             created_by=actor.key_id,
         )
         s.add(build)
@@ -201,6 +231,7 @@ def _insert_stories(
                 owner_id=story_id,
                 build_id=build.id,
                 known=known.get(key),
+                register_now=False,
             )
             made[key] = Story(
                 id=story_id,
@@ -230,30 +261,17 @@ def _existing_stories(
 
 
 def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:
-    """Close the build for uploads: baselines with no story in it are reported removed, and the
-    build completes when its last comparison does. Idempotent."""
+    """Close the build for uploads. Its new stories become baselines now (a build never
+    finalized registers nothing); the stories its predecessor had and it has not are reported
+    removed; it completes when its last comparison does. Idempotent."""
     actor.require("upload", "upload screenshots")
     with env.db.write() as s:
         build = _get_build(s, actor, build_id, lock="update")
         if build.status != "uploading":
             return build_record(env, s, build)
-        present = set(
-            s.execute(select(Story.name, Story.variant).where(Story.build_id == build.id)).all()
-        )
         context = s.get(Context, build.context_id) if build.context_id else None
-        for base in _current_baselines(s, actor.project_id, context):
-            if (base.name, base.variant) not in present:
-                s.add(
-                    Story(
-                        id=new_id("sty"),
-                        project_id=actor.project_id,
-                        build_id=build.id,
-                        name=base.name,
-                        variant=base.variant,
-                        baseline_id=base.id,
-                        state="removed",
-                    )
-                )
+        _register_new(s, actor, build, context)
+        _report_removed(s, actor, build, context)
         build.finalized_at = utcnow()
         pending = s.scalar(
             select(func.count()).where(Story.build_id == build.id, Story.state == "pending")
@@ -266,20 +284,123 @@ def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:
         return build_record(env, s, build)
 
 
-def _current_baselines(s: Session, project_id: str, context: Context | None) -> list[Baseline]:
-    """The baselines a build is expected to cover: shared ones, overlaid by the PR's own."""
-    current: dict[tuple[str, str], Baseline] = {}
-    scopes: list[tuple[str, str | None]] = [("shared", None)]
-    if baselines.uses_own_baselines(context) and context is not None:
-        scopes.append(("context", context.id))
-    for scope, context_id in scopes:
-        query = select(Baseline).where(
-            Baseline.project_id == project_id,
-            Baseline.scope == scope,
-            Baseline.ended_at.is_(None),
+def _register_new(s: Session, actor: Actor, build: Build, context: Context | None) -> None:
+    """The build's new stories become their names' baselines; a name another build registered
+    in the meantime is compared with that baseline instead."""
+    rows = list(
+        s.execute(
+            select(Story, Comparison)
+            .join(Comparison, Comparison.id == Story.comparison_id)
+            .where(Story.build_id == build.id, Comparison.registered.is_(True))
+            .order_by(Story.name, Story.variant)
+        ).all()
+    )
+    if not rows:
+        return
+    keys = {(story.name, story.variant) for story, _ in rows}
+    for name, variant in sorted(keys):
+        baselines.lock_name(s, actor.project_id, name, variant)
+    now = baselines.current_many(s, actor.project_id, keys, context)
+    for story, row in rows:
+        known = now.get((story.name, story.variant))
+        if known is None:
+            diffs.register(s, actor, row, context, none_current=True)
+            continue
+        image = s.get(Image, story.image_id)
+        assert image is not None
+        again = diffs.request(
+            s,
+            actor,
+            image,
+            context=context,
+            owner_kind="story",
+            owner_id=story.id,
+            build_id=build.id,
+            known=known,
         )
-        if context_id is not None:
-            query = query.where(Baseline.context_id == context_id)
-        for row in s.scalars(query):
-            current[(row.name, row.variant)] = row
-    return list(current.values())
+        story.comparison_id = again.id
+        story.state = story_state(again)
+
+
+def predecessor(s: Session, build: Build) -> Build | None:
+    """The build this one follows: the newest earlier finalized build of the same PR, else of
+    the same branch, else of the main line (builds outside PRs)."""
+    earlier = select(Build).where(
+        Build.project_id == build.project_id,
+        Build.id < build.id,
+        Build.finalized_at.is_not(None),
+    )
+    choices = []
+    if build.context_id is not None:
+        choices.append(earlier.where(Build.context_id == build.context_id))
+    if build.branch is not None:
+        choices.append(earlier.where(Build.branch == build.branch, Build.context_id.is_(None)))
+    choices.append(earlier.where(Build.context_id.is_(None)))
+    for query in choices:
+        found = s.scalar(query.order_by(Build.id.desc()).limit(1))
+        if found is not None:
+            return found
+    return None
+
+
+def _report_removed(s: Session, actor: Actor, build: Build, context: Context | None) -> None:
+    """Stories the predecessor build had that this one has not, shown with their baseline.
+    Names that only pushes (or a merged PR) ever had are not a build's, so never removed."""
+    before = predecessor(s, build)
+    if before is None:
+        return
+    present = set(
+        s.execute(select(Story.name, Story.variant).where(Story.build_id == build.id)).all()
+    )
+    had = set(
+        s.execute(
+            select(Story.name, Story.variant).where(
+                Story.build_id == before.id, Story.state != "removed"
+            )
+        ).all()
+    )
+    gone = {(name, variant) for name, variant in had if (name, variant) not in present}
+    current = baselines.current_many(s, actor.project_id, gone, context)
+    for name, variant in sorted(gone):
+        found = current.get((name, variant))
+        if found is None:
+            continue  # its baseline was deleted since: nothing to show as removed
+        s.add(
+            Story(
+                id=new_id("sty"),
+                project_id=actor.project_id,
+                build_id=build.id,
+                name=name,
+                variant=variant,
+                baseline_id=found[0].id,
+                state="removed",
+            )
+        )
+
+
+def expire_stale(env: Env) -> int:
+    """Builds left uploading past settings.build_expiry_seconds expire: never finalized, they
+    registered no baseline, and their images stop being delivered. Returns how many."""
+    cutoff = utcnow() - timedelta(seconds=env.settings.build_expiry_seconds)
+    expired = 0
+    with env.db.write() as s:
+        stale = list(
+            s.scalars(
+                select(Build)
+                .where(Build.status == "uploading", Build.created_at < cutoff)
+                .with_for_update(skip_locked=True)
+            )
+        )
+        for build in stale:
+            build.status = "expired"
+            build.verdict = "failed"
+            build.completed_at = utcnow()
+            for image in s.scalars(
+                select(Image).where(Image.build_id == build.id, Image.expired_at.is_(None))
+            ):
+                images.expire_row(image, "build_expired")
+            expired += 1
+    return expired
+
+
+registry.register_periodic(registry.Periodic("expire-stale-builds", 300.0, expire_stale))

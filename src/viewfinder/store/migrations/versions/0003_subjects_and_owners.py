@@ -5,7 +5,7 @@
 - comparisons: owner_kind + owner_id; baseline_image_id becomes base_image_id.
 - blobs: media_type and touched_at (unreferenced blobs are swept); width and height leave (the
   rows that reference a blob keep them).
-- builds: the verdict, stored when a build is done, so lists filter on it.
+- builds: the verdict, stored when a build is done, so lists filter on it; an idempotency key.
 
 Revision ID: 0003
 Revises: 0002
@@ -82,7 +82,15 @@ def upgrade() -> None:
 
     with op.batch_alter_table("builds") as batch:
         batch.add_column(sa.Column("verdict", sa.String(10), nullable=True))
+        batch.add_column(sa.Column("idempotency_key", sa.String(100), nullable=True))
         batch.create_index("ix_builds_project_verdict", ["project_id", "verdict"])
+        batch.create_index(
+            "uq_builds_idempotency_key",
+            ["project_id", "idempotency_key"],
+            unique=True,
+            sqlite_where=sa.text("idempotency_key IS NOT NULL"),
+            postgresql_where=sa.text("idempotency_key IS NOT NULL"),
+        )
     op.execute(
         "UPDATE builds SET verdict = CASE "
         "WHEN EXISTS (SELECT 1 FROM stories WHERE stories.build_id = builds.id "
@@ -95,7 +103,9 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     with op.batch_alter_table("builds") as batch:
+        batch.drop_index("uq_builds_idempotency_key")
         batch.drop_index("ix_builds_project_verdict")
+        batch.drop_column("idempotency_key")
         batch.drop_column("verdict")
     with op.batch_alter_table("blobs") as batch:
         batch.add_column(sa.Column("width", sa.Integer(), nullable=True))
