@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+from datetime import timedelta
 
 import pytest
+from sqlalchemy import update
 
 from tests.conftest import Keys, drain, make_build, shot
 from viewfinder.errors import Conflict, Forbidden, InvalidImage, InvalidInput, NotFound
-from viewfinder.services import builds
+from viewfinder.services import baselines, builds, images, pushes
 from viewfinder.services.env import Env
-from viewfinder.store.models import Job
+from viewfinder.store.models import Build, Job, utcnow
 
 
 def test_a_first_build_registers_every_story_as_new(env: Env, keys: Keys) -> None:
@@ -217,3 +220,70 @@ def test_a_build_finalized_while_its_last_comparison_finishes_still_completes(
         drain(env)
         finalizer.join()
         assert builds.get_build(env, keys.ci, build_id=build.id).status == "done", round_no
+
+
+def test_a_build_never_finalized_registers_no_baseline_and_expires(env: Env, keys: Keys) -> None:
+    abandoned = builds.create_build(env, keys.ci, commit_sha="aaa1")
+    builds.add_story(env, keys.ci, abandoned.id, name="home", variant=None, data=shot())
+    assert baselines.list_baselines(env, keys.agent).items == []
+    later = make_build(env, keys.ci, "bbb2", {"home": shot(box=(1, 1, 9, 9))})
+    assert builds.get_build(env, keys.agent, build_id=later).counts.new == 1
+    aged = dataclasses.replace(
+        env, settings=env.settings.model_copy(update={"build_expiry_seconds": 60})
+    )
+    assert builds.expire_stale(aged) == 0, "not old enough yet"
+    with env.db.write() as s:
+        s.execute(
+            update(Build)
+            .where(Build.id == abandoned.id)
+            .values(created_at=utcnow() - timedelta(minutes=2))
+        )
+    assert builds.expire_stale(aged) == 1
+    record = builds.get_build(env, keys.agent, build_id=abandoned.id)
+    assert (record.status, record.verdict) == ("expired", "failed")
+    (story,) = builds.list_build_stories(env, keys.agent, abandoned.id, state="new").items
+    assert images.get_image(env, keys.agent, story.image_id or "").expired
+    with pytest.raises(Conflict, match="is finalized"):
+        builds.add_story(env, keys.ci, abandoned.id, name="late", variant=None, data=shot())
+
+
+def test_removed_stories_are_those_of_the_build_before_not_every_baseline(
+    env: Env, keys: Keys
+) -> None:
+    pushes.push(env, keys.ci, shot(), name="pushed-only", context_key="docs", compare=True)
+    names = [f"s{i}" for i in range(8)]
+    make_build(env, keys.ci, "aaa1", dict.fromkeys(names, shot()), branch="main")
+    again = make_build(env, keys.ci, "bbb2", dict.fromkeys(names, shot()), branch="main")
+    record = builds.get_build(env, keys.agent, build_id=again)
+    assert (record.verdict, record.counts.unchanged, record.counts.removed) == ("unchanged", 8, 0)
+    fewer = make_build(env, keys.ci, "ccc3", dict.fromkeys(names[1:], shot()), branch="main")
+    detail = builds.get_build(env, keys.agent, build_id=fewer)
+    assert [s.name for s in detail.removed.items] == ["s0"]
+    assert detail.removed.items[0].urls.baseline, "a removed story shows its baseline"
+
+
+def test_opening_a_build_again_with_its_idempotency_key_returns_the_same_build(
+    env: Env, keys: Keys
+) -> None:
+    first = builds.create_build(env, keys.ci, commit_sha="aaa1", idempotency_key="ci-run-7")
+    again = builds.create_build(env, keys.ci, commit_sha="aaa1", idempotency_key="ci-run-7")
+    assert again.id == first.id
+    assert builds.list_builds(env, keys.ci).items == [again]
+    with pytest.raises(Conflict, match="opened build .* of another commit"):
+        builds.create_build(env, keys.ci, commit_sha="bbb2", idempotency_key="ci-run-7")
+    other = builds.create_build(env, keys.admin, commit_sha="aaa1", idempotency_key="ci-run-8")
+    assert other.id != first.id
+
+
+def test_two_builds_bringing_the_same_new_name_register_it_once(env: Env, keys: Keys) -> None:
+    one = builds.create_build(env, keys.ci, commit_sha="aaa1")
+    two = builds.create_build(env, keys.ci, commit_sha="bbb2")
+    builds.add_story(env, keys.ci, one.id, name="home", variant=None, data=shot())
+    builds.add_story(env, keys.ci, two.id, name="home", variant=None, data=shot(box=(0, 0, 5, 5)))
+    builds.finalize_build(env, keys.ci, one.id)
+    assert builds.finalize_build(env, keys.ci, two.id).status == "comparing"
+    drain(env)
+    second = builds.get_build(env, keys.agent, build_id=two.id)
+    assert (second.counts.new, second.counts.changed) == (0, 1)
+    (base,) = baselines.list_baselines(env, keys.agent).items
+    assert base.image_id == builds.get_build(env, keys.agent, build_id=one.id).new.items[0].image_id

@@ -52,14 +52,22 @@ def uses_own_baselines(context: Context | None) -> bool:
 def lock_name(s: Session, project_id: str, name: str, variant: str) -> None:
     """Row-lock the current baselines of a name (PostgreSQL), so that checking which one is
     current and replacing it happen as one step for concurrent approvals."""
+    lock_names(s, project_id, {(name, variant)})
+
+
+def lock_names(s: Session, project_id: str, keys: set[tuple[str, str]]) -> None:
+    """lock_name for many names at once, in one order (by name) so that no two callers wait
+    on each other."""
+    if not keys:
+        return
     s.execute(
         select(Baseline.id)
         .where(
             Baseline.project_id == project_id,
-            Baseline.name == name,
-            Baseline.variant == variant,
+            tuple_(Baseline.name, Baseline.variant).in_(sorted(keys)),
             Baseline.ended_at.is_(None),
         )
+        .order_by(Baseline.name, Baseline.variant, Baseline.id)
         .with_for_update()
     ).all()
 
@@ -175,6 +183,31 @@ def replace(
     s.add(row)
     s.flush()
     return row
+
+
+def register_many(
+    s: Session, actor: Actor, items: list[tuple[str, str, str, str]], context: Context | None
+) -> None:
+    """First baselines of names that have none (the caller checked, under lock_names): each
+    item is (name, variant, image_id, comparison_id)."""
+    scope = "context" if uses_own_baselines(context) else "shared"
+    context_id = context.id if scope == "context" and context is not None else None
+    s.add_all(
+        Baseline(
+            id=new_id("bas"),
+            project_id=actor.project_id,
+            name=name,
+            variant=variant,
+            scope=scope,
+            context_id=context_id,
+            image_id=image_id,
+            source="registered",
+            comparison_id=comparison_id,
+            created_by=actor.key_id,
+        )
+        for name, variant, image_id, comparison_id in items
+    )
+    s.flush()
 
 
 def settle_context(s: Session, actor: Actor, context: Context, *, merged: bool) -> tuple[int, int]:

@@ -158,10 +158,12 @@ def new_row(
     )
 
 
-def request(s: Session, row: Comparison, candidate: Image, base: Image, base_sha: str) -> None:
-    """Compare the candidate with the base: byte-identical files are settled at once, the rest
-    is queued for a worker in the caller's transaction."""
-    row.base_image_id = base.id
+def request(
+    s: Session, row: Comparison, candidate: Image, base_image_id: str, base_sha: str
+) -> None:
+    """Compare the candidate with the base image: byte-identical files are settled at once, the
+    rest is queued for a worker in the caller's transaction."""
+    row.base_image_id = base_image_id
     s.add(row)
     if base_sha == candidate.sha256:
         # Most screenshots are byte for byte what they are compared with: no job, no decode.
@@ -357,7 +359,7 @@ def compare_images(
             max_diff_ratio=ratio,
             threshold=limit,
         )
-        request(s, row, candidate, base, base.sha256)
+        request(s, row, candidate, base.id, base.sha256)
         s.flush()
         return comparison_record(env, s, row)
 

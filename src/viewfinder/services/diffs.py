@@ -114,9 +114,7 @@ def request(
         return row
     row.baseline_id = base.id
     row.baseline_scope = base.scope
-    base_image = s.get(Image, base.image_id)
-    assert base_image is not None
-    comparisons.request(s, row, image, base_image, base_sha)
+    comparisons.request(s, row, image, base.image_id, base_sha)
     return row
 
 

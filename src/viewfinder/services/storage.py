@@ -82,24 +82,38 @@ def _require_room(s: Session, project_id: str, files: list[Bytes]) -> None:
         )
 
 
-def _touch(s: Session, env: Env, files: list[Bytes], now: datetime) -> None:
-    """Insert the blobs' rows, or mark existing ones as just claimed."""
-    rows = [
-        {"sha256": f.sha256, "size": len(f.data), "media_type": f.media_type, "touched_at": now}
-        for f in {f.sha256: f for f in files}.values()
-    ]
-    dialect = sqlite if env.db.is_sqlite else postgresql
-    statement = dialect.insert(Blob).values(rows)
-    s.execute(
-        statement.on_conflict_do_update(
-            index_elements=[Blob.sha256], set_={"touched_at": statement.excluded.touched_at}
+def _stale(s: Session, files: list[Bytes], now: datetime) -> list[Bytes]:
+    """The files whose blob rows are missing or were last claimed over half a grace ago (a
+    recent claim keeps a blob from the sweep long enough for the upload that needs it)."""
+    distinct = {f.sha256: f for f in files}
+    fresh = set(
+        s.scalars(
+            select(Blob.sha256).where(
+                Blob.sha256.in_(list(distinct)), Blob.touched_at >= now - GRACE / 2
+            )
         )
     )
+    return [f for sha, f in distinct.items() if sha not in fresh]
+
+
+def _touch(s: Session, env: Env, files: list[Bytes], now: datetime) -> None:
+    """Insert the blobs' rows, or mark existing ones as just claimed."""
+    dialect = sqlite if env.db.is_sqlite else postgresql
+    statement = dialect.insert(Blob)
+    statement = statement.on_conflict_do_update(
+        index_elements=[Blob.sha256], set_={"touched_at": statement.excluded.touched_at}
+    )
+    rows = [
+        {"sha256": f.sha256, "size": len(f.data), "media_type": f.media_type, "touched_at": now}
+        for f in files
+    ]
+    s.execute(statement, rows)
 
 
 @dataclass(frozen=True)
 class Claim:
-    """Blobs an upload claimed: forgotten again if the upload fails after writing them."""
+    """Blobs an upload claimed (wrote rows for, or touched): forgotten again if the upload
+    fails after writing them."""
 
     shas: frozenset[str]
     at: datetime
@@ -110,13 +124,16 @@ def claim(env: Env, project_id: str | None, files: Iterable[Bytes]) -> Claim:
     bytes. Nothing is written when the quota refuses. Raises QuotaExceeded."""
     listed = list(files)
     now = utcnow()
-    with env.db.write() as s:
+    with env.db.read() as s:
         if project_id is not None:
             _require_room(s, project_id, listed)
-        _touch(s, env, listed, now)
+        stale = _stale(s, listed, now)
+    if stale:
+        with env.db.write() as s:
+            _touch(s, env, stale, now)
     for file in {f.sha256: f for f in listed}.values():
         env.blobs.put(file.data, file.sha256)
-    return Claim(frozenset(f.sha256 for f in listed), now)
+    return Claim(frozenset(f.sha256 for f in stale), now)
 
 
 def forget(env: Env, claimed: Claim) -> None:

@@ -298,13 +298,17 @@ def _register_new(s: Session, actor: Actor, build: Build, context: Context | Non
     if not rows:
         return
     keys = {(story.name, story.variant) for story, _ in rows}
-    for name, variant in sorted(keys):
-        baselines.lock_name(s, actor.project_id, name, variant)
+    baselines.lock_names(s, actor.project_id, keys)
     now = baselines.current_many(s, actor.project_id, keys, context)
-    for story, row in rows:
+    first = [
+        (story.name, story.variant, row.image_id, row.id)
+        for story, row in rows
+        if (story.name, story.variant) not in now
+    ]
+    baselines.register_many(s, actor, first, context)
+    for story, _ in rows:
         known = now.get((story.name, story.variant))
         if known is None:
-            diffs.register(s, actor, row, context, none_current=True)
             continue
         image = s.get(Image, story.image_id)
         assert image is not None
