@@ -79,6 +79,7 @@ bench: install chromium $(PEERS_STAMP)
 	$(PY) -m bench.engine
 	$(PY) -m bench.analysis
 	$(PY) -m bench.build
+	$(PY) -m bench.scale
 
 # The pinned peers go into an ignored folder. The stamp is a copy of the package.json they were
 # installed from, kept inside node_modules: a changed pin or a deleted node_modules reinstalls.

@@ -184,6 +184,25 @@ class Cluster:
         self.workers[name] = proc
         return proc
 
+    def start_worker_with_health(self, name: str) -> int:
+        """A worker with its health check on a free port; returns the port."""
+        port = free_port()
+        log = self.root / f"{name}.err"
+        with log.open("wb") as stderr:
+            proc = subprocess.Popen(
+                [VIEWFINDER, "worker", "--data-dir", str(self.root / name)]
+                + ["--health-port", str(port)],
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                stdin=subprocess.DEVNULL,
+                env=self.environ,
+            )
+        self.workers[name] = proc
+        return port
+
+    def stop_worker(self, name: str) -> None:
+        stop(self.workers.pop(name))
+
     def log(self, name: str) -> str:
         parts = [self.root / f"{name}.{ext}" for ext in ("out", "err")]
         return "\n".join(p.read_text() for p in parts if p.exists())
