@@ -245,3 +245,14 @@ def _forget_test_kinds() -> object:
     yield
     for name in [n for n in registry.KINDS if n.startswith("test-")]:
         del registry.KINDS[name]
+
+
+def test_finished_jobs_are_swept_after_their_keeping_time(env: Env, keys: Keys) -> None:
+    queued_diff(env, keys)
+    drain(env)
+    assert queue.sweep(env) == 0, "a job done a moment ago is kept"
+    with env.db.write() as s:
+        s.execute(update(Job).values(finished_at=utcnow() - timedelta(days=2)))
+    assert queue.sweep(env) == 1
+    with env.db.read() as s:
+        assert s.scalar(select(Job.id)) is None

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from viewfinder.jobs import registry
 from viewfinder.settings import Settings
 from viewfinder.store.db import Database
 from viewfinder.store.models import Job, utcnow
@@ -49,10 +50,11 @@ def claim(rt: Runtime, worker: str) -> Claimed | None:
         query = (
             select(Job)
             .where(
+                Job.state.in_(("pending", "running")),  # what the partial index holds
                 or_(
                     (Job.state == "pending") & (Job.run_after <= now),
                     (Job.state == "running") & (Job.locked_until < now),
-                )
+                ),
             )
             .order_by(Job.id)
             .limit(1)
@@ -152,6 +154,26 @@ def holders(rt: Runtime) -> set[str]:
         return {h for h in s.scalars(select(Job.locked_by).where(Job.state == "running")) if h}
 
 
+DONE_KEPT = timedelta(days=1)  # finished jobs stay this long, for a look at what ran
+FAILED_KEPT = timedelta(days=7)
+
+
+def sweep(rt: Runtime) -> int:
+    """Delete finished jobs past their keeping time. Returns how many."""
+    now = utcnow()
+    with rt.db.write() as s:
+        result = s.execute(
+            delete(Job).where(
+                ((Job.state == "done") & (Job.finished_at < now - DONE_KEPT))
+                | ((Job.state == "failed") & (Job.finished_at < now - FAILED_KEPT))
+            )
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
 def pending_count(rt: Runtime) -> int:
     with rt.db.read() as s:
         return int(s.scalar(select(func.count()).where(Job.state.in_(("pending", "running")))) or 0)
+
+
+registry.register_periodic(registry.Periodic("sweep-jobs", 3600.0, sweep))

@@ -343,7 +343,15 @@ class Job(Base):
     """
 
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_claim", "state", "run_after"),)
+    __table_args__ = (
+        # Claims look only at open jobs, oldest first: done ones pile up until swept.
+        Index(
+            "ix_jobs_open",
+            "id",
+            sqlite_where=text("state IN ('pending', 'running')"),
+            postgresql_where=text("state IN ('pending', 'running')"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     kind: Mapped[str] = mapped_column(String(30))

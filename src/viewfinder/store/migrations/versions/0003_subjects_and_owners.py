@@ -6,6 +6,7 @@
 - blobs: media_type and touched_at (unreferenced blobs are swept); width and height leave (the
   rows that reference a blob keep them).
 - builds: the verdict, stored when a build is done, so lists filter on it; an idempotency key.
+- jobs: claims use a partial index of open jobs.
 
 Revision ID: 0003
 Revises: 0002
@@ -100,8 +101,20 @@ def upgrade() -> None:
         "ELSE 'unchanged' END WHERE status = 'done'"
     )
 
+    with op.batch_alter_table("jobs") as batch:
+        batch.drop_index("ix_jobs_claim")
+        batch.create_index(
+            "ix_jobs_open",
+            ["id"],
+            sqlite_where=sa.text("state IN ('pending', 'running')"),
+            postgresql_where=sa.text("state IN ('pending', 'running')"),
+        )
+
 
 def downgrade() -> None:
+    with op.batch_alter_table("jobs") as batch:
+        batch.drop_index("ix_jobs_open")
+        batch.create_index("ix_jobs_claim", ["state", "run_after"])
     with op.batch_alter_table("builds") as batch:
         batch.drop_index("uq_builds_idempotency_key")
         batch.drop_index("ix_builds_project_verdict")
