@@ -79,3 +79,27 @@ def random_image(
     rng: np.random.Generator, height: int, width: int, channels: int = 4
 ) -> np.ndarray:
     return rng.integers(0, 256, (height, width, channels), dtype=np.uint8)
+
+
+def with_rows(pixels: np.ndarray, rows: bytes, *, compress: bool = True) -> bytes:
+    """A PNG with the header of ``pixels`` and this (filtered) image data: too few rows, bad
+    filters, a broken stream."""
+    height, width, channels = pixels.shape
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, {3: 2, 4: 6}[channels], 0, 0, 0)
+    data = zlib.compress(rows) if compress else rows
+    return SIGNATURE + chunk(b"IHDR", ihdr) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+
+
+def interlaced(pixels: np.ndarray) -> bytes:
+    """An Adam7-interlaced RGB PNG of ``pixels`` (filter 0 on every row)."""
+    height, width, _ = pixels.shape
+    rows = b""
+    for x0, y0, dx, dy in ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4),
+                           (1, 0, 2, 2), (0, 1, 1, 2)):  # fmt: skip
+        for row in pixels[y0::dy, x0::dx]:
+            if row.size:
+                rows += b"\x00" + row.tobytes()
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 1)
+    return (
+        SIGNATURE + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    )

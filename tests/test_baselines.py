@@ -32,18 +32,18 @@ def test_a_pr_approval_changes_only_the_prs_baseline_until_merged(env: Env, keys
         env, keys.agent, pushed_diff(env, keys.ci, shot(box=BOX), context_key="x")
     ).changed
 
-    closed = contexts.close_context(env, keys.ci, reason="merged", **PR)
+    closed = contexts.close_context(env, keys.admin, reason="merged", **PR)
     assert (closed.baselines_promoted, closed.already_closed) == (1, False)
     shared = [b for b in baselines.list_baselines(env, keys.agent).items if b.scope == "shared"]
     assert [b.source for b in shared] == ["promoted"]
-    again = contexts.close_context(env, keys.ci, reason="merged", **PR)
+    again = contexts.close_context(env, keys.admin, reason="merged", **PR)
     assert again.already_closed and again.baselines_promoted == 0
 
 
 def test_closing_a_pr_unmerged_discards_its_baselines(env: Env, keys: Keys) -> None:
     pushed_diff(env, keys.ci, shot(), context_key="main")
     reviews.approve_diff(env, keys.admin, pushed_diff(env, keys.ci, shot(box=BOX), **PR))
-    result = contexts.close_context(env, keys.ci, reason="closed", **PR)
+    result = contexts.close_context(env, keys.admin, reason="closed", **PR)
     assert result.baselines_discarded == 1 and result.images_expired == 1
     assert [b.source for b in baselines.list_baselines(env, keys.agent).items] == ["registered"]
 

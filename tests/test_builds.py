@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import struct
 import threading
+import zlib
 from datetime import timedelta
 
 import pytest
@@ -13,7 +16,7 @@ from tests.conftest import Keys, drain, make_build, shot
 from viewfinder.errors import Conflict, Forbidden, InvalidImage, InvalidInput, NotFound
 from viewfinder.services import baselines, builds, images, pushes
 from viewfinder.services.env import Env
-from viewfinder.store.models import Build, Job, utcnow
+from viewfinder.store.models import Blob, Build, Job, utcnow
 
 
 def test_a_first_build_registers_every_story_as_new(env: Env, keys: Keys) -> None:
@@ -118,23 +121,35 @@ def test_bad_stories_are_refused_and_nothing_is_stored(
     }
 
 
-def test_a_corrupt_png_fails_its_story_with_the_reason(env: Env, keys: Keys) -> None:
+@pytest.mark.parametrize(
+    ("offset", "message"), [(60, "image data does not inflate"), (-20, "IDAT. chunk fails")]
+)
+def test_a_corrupt_png_is_refused_at_upload_and_nothing_is_kept(
+    env: Env, keys: Keys, offset: int, message: str
+) -> None:
     make_build(env, keys.ci, "aaa1", {"home": shot()}, variant="64x48")
     data = bytearray(shot(box=(0, 0, 30, 30)))
-    data[60:70] = b"\xff" * 10  # inside the image data
-    build_id = make_build(env, keys.ci, "bbb2", {"home": bytes(data)}, variant="64x48")
-    detail = builds.get_build(env, keys.ci, build_id=build_id)
-    assert (detail.verdict, detail.counts.failed) == ("failed", 1)
-    from viewfinder.services import diffs
-
-    diff = diffs.get_diff(env, keys.ci, detail.failed.items[0].diff_id or "")
-    assert diff.state == "failed" and "corrupt" in (diff.failure_reason or "")
+    if offset > 0:
+        data[offset : offset + 10] = b"\xff" * 10  # inside the image data, CRC fixed below
+        start = data.index(b"IDAT")
+        (length,) = struct.unpack(">I", data[start - 4 : start])
+        crc = zlib.crc32(bytes(data[start : start + 4 + length]))
+        data[start + 4 + length : start + 8 + length] = struct.pack(">I", crc)
+    else:
+        data = data[:offset] + data[-12:]  # the IEND chunk is there, the data is not
+    build = builds.create_build(env, keys.ci, commit_sha="bbb2")
+    with pytest.raises(InvalidImage, match=message):
+        builds.add_story(env, keys.ci, build.id, name="home", variant="64x48", data=bytes(data))
+    assert builds.get_build(env, keys.ci, build_id=build.id).counts.pending == 0
+    with env.db.read() as s:
+        stored = s.get(Blob, hashlib.sha256(bytes(data)).hexdigest())
+    assert stored is None and not env.blobs.exists(hashlib.sha256(bytes(data)).hexdigest())
 
 
 def test_a_pr_build_needs_its_repository(env: Env, keys: Keys) -> None:
     with pytest.raises(InvalidInput, match="pass repo as owner/name together with pr_number"):
         builds.create_build(env, keys.ci, commit_sha="aaa1", pr_number=3)
-    with pytest.raises(InvalidInput, match="is not a hexadecimal commit id"):
+    with pytest.raises(InvalidInput, match="is not a commit id: 4 to 40 hexadecimal digits"):
         builds.create_build(env, keys.ci, commit_sha="not a sha")
 
 

@@ -63,7 +63,7 @@ def test_push_compare_approve_and_merge_a_pr(server: Server, tmp_path: Path) -> 
     assert approved.returncode == 0, approved.stderr
     assert "this PR's baseline is updated" in approved.stdout
 
-    closed = server.run("close", *pr, "--reason", "merged", key="ci")
+    closed = server.run("close", *pr, "--reason", "merged", key="admin")
     assert closed.returncode == 0, closed.stderr
     assert "1 baseline(s) promoted" in closed.stdout
 

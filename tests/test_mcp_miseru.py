@@ -97,13 +97,15 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
             assert "this PR's baseline is updated" in text(approved)
             assert "merged makes it the shared baseline" in text(approved)
 
-            closed = await agent.call_tool("miseru_close_context", {**PR, "reason": "merged"})
+            refused = await agent.call_tool("miseru_close_context", {**PR, "reason": "merged"})
+            assert text(refused).startswith("[forbidden]") and "'approve' role" in text(refused)
+            closed = await person.call_tool("miseru_close_context", {**PR, "reason": "merged"})
             assert data(closed)["baselines_promoted"] == 1
             assert text(closed) == (
                 "Closed github_pr:acme/shop#12 (policy: on_close, marked: merged, expired: 1; "
                 "baselines promoted: 1, discarded: 0)"
             )
-            again = await agent.call_tool("miseru_close_context", {**PR, "reason": "merged"})
+            again = await person.call_tool("miseru_close_context", {**PR, "reason": "merged"})
             assert "closed already" in text(again)
 
             listed = data(await agent.call_tool("miseru_list_baselines", {}))

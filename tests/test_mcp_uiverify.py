@@ -4,6 +4,7 @@ following UI Verify's skill would: find the build, triage it, look, comment, dec
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 from typing import Any
 
@@ -11,11 +12,13 @@ import anyio
 import mcp_types as types
 import pytest
 from PIL import Image
+from sqlalchemy import update
 
 from tests.agent_session import connect, data, serving, size, text, texts
-from tests.conftest import Keys, make_build, shot
+from tests.conftest import Keys, drain, make_build, shot
 from viewfinder.services import builds
 from viewfinder.services.env import Env
+from viewfinder.store.models import Job, utcnow
 
 PROFILE = "uiverify"
 
@@ -318,12 +321,20 @@ def test_get_build_on_a_500_story_build_stays_under_16_kb(env: Env, keys: Keys) 
             assert more["items"][0]["name"] == names[25] and len(more["items"]) == 100
 
             # 470 changed and 30 failed: both lists share the 25, and both cursors go on.
-            broken = bytearray(shot(box=(0, 0, 30, 30)))
-            broken[60:70] = b"\xff" * 10  # inside the image data
-            stories = dict.fromkeys(names[:470], changed) | dict.fromkeys(
-                names[470:], bytes(broken)
-            )
-            make_build(env, keys.ci, "cccc3333", stories)
+            # The failed ones: their bytes are lost from the store before a worker gets to
+            # them, and their jobs give up after the last attempt.
+            lost = shot(box=(1, 1, 3, 3), size=(4, 4))
+            stories = dict.fromkeys(names[:470], changed) | dict.fromkeys(names[470:], lost)
+            build = builds.create_build(env, keys.ci, commit_sha="cccc3333")
+            uploads = [builds.StoryUpload(n, None, png) for n, png in stories.items()]
+            for start in range(0, 500, builds.MAX_BATCH):
+                builds.add_stories(env, keys.ci, build.id, uploads[start : start + 200])
+            builds.finalize_build(env, keys.ci, build.id)
+            env.blobs.delete(hashlib.sha256(lost).hexdigest())
+            for _ in range(env.settings.job_max_attempts):
+                with env.db.write() as s:
+                    s.execute(update(Job).values(run_after=utcnow()))
+                drain(env)
             result = await agent.call_tool("get_build", {"commitSha": "cccc3333"})
             build = data(result)
             assert (build["counts"]["changed"], build["counts"]["failed"]) == (470, 30)

@@ -5,12 +5,22 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from typing import Any
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from tests.pngs import SIGNATURE, chunk, header_only, make_png, random_image
+from tests.pngs import (
+    SIGNATURE,
+    chunk,
+    filter_rows,
+    header_only,
+    interlaced,
+    make_png,
+    random_image,
+    with_rows,
+)
 from viewfinder.errors import ImageTooLarge, InvalidImage
 from viewfinder.imaging import Limits, decode, png, read_header
 
@@ -180,3 +190,77 @@ def test_a_palette_with_transparency_decodes_with_alpha() -> None:
     buf = io.BytesIO()
     image.save(buf, "PNG", transparency=bytes([255, 128, 0]))
     assert decode(buf.getvalue())[0, :, 3].tolist() == [255, 128, 0]
+
+
+# ---- validation: the whole file checked, no pixel kept ---------------------------------------
+
+
+def filtered(pixels: np.ndarray) -> bytes:
+    return filter_rows(pixels, [0, 1, 2, 3, 4])
+
+
+def bad_filter(rows: bytes, row_length: int, row: int) -> bytes:
+    """The rows with filter byte 9 on one of them."""
+    at = row * row_length
+    return rows[:at] + b"\x09" + rows[at + 1 :]
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "P", "L", "LA", "I;16", "1"])
+def test_every_kind_of_png_passes_validation(rng: np.random.Generator, mode: str) -> None:
+    buf = io.BytesIO()
+    Image.fromarray(random_image(rng, 29, 37, 3)).convert(mode).save(buf, "PNG")
+    header = png.validate(buf.getvalue())
+    assert (header.width, header.height) == (37, 29)
+
+
+def test_an_interlaced_png_passes_validation_and_decodes(rng: np.random.Generator) -> None:
+    pixels = random_image(rng, 11, 13, 3)
+    data = interlaced(pixels)
+    assert png.validate(data).interlaced
+    assert (decode(data)[..., :3] == pixels).all()
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda p, r: with_rows(p, r[:2] + b"\xff" * 30 + r[32:], compress=False), "not inflate"),
+        (lambda p, r: with_rows(p, r[: -(p.shape[1] * 3 + 1) * 2]), "ends after 18 of 20 rows"),
+        (lambda p, r: with_rows(p, r + b"\x00" * (p.shape[1] * 3 + 1)), "runs past the last row"),
+        (lambda p, r: with_rows(p, zlib.compress(r)[:-4], compress=False), "does not end"),
+        (lambda p, r: with_rows(p, zlib.compress(r) + b"junk", compress=False), "data after"),
+        (
+            lambda p, r: with_rows(
+                p, r[: 3 * (p.shape[1] * 3 + 1)] + b"\x09" + r[3 * (p.shape[1] * 3 + 1) + 1 :]
+            ),
+            "row 3 has an unknown filter",
+        ),  # fmt: skip
+    ],
+)
+def test_corrupt_image_data_fails_validation_with_what_is_wrong(
+    rng: np.random.Generator, damage: Any, message: str
+) -> None:
+    pixels = random_image(rng, 20, 16, 3)
+    with pytest.raises(InvalidImage, match=message):
+        png.validate(damage(pixels, filtered(pixels)))
+
+
+def test_a_file_that_ends_early_or_goes_on_after_iend_fails_validation(
+    rng: np.random.Generator,
+) -> None:
+    good = make_png(random_image(rng, 20, 16, 3))
+    assert png.validate(good).width == 16
+    idat = good.index(b"IDAT") - 4
+    with pytest.raises(InvalidImage, match="no image data"):
+        png.validate(good[:idat] + chunk(b"IEND", b""))
+    with pytest.raises(InvalidImage, match="2 bytes after its IEND"):
+        png.validate(good + b"xx")
+    with pytest.raises(InvalidImage, match="'IDAT' chunk is cut short"):
+        png.validate(good[:-20])
+    flipped = bytearray(good)
+    flipped[idat + 12] ^= 1
+    with pytest.raises(InvalidImage, match="'IDAT' chunk fails its checksum"):
+        png.validate(bytes(flipped))
+    unknown = good[:idat] + chunk(b"ZZZZ", b"?") + good[idat:]
+    with pytest.raises(InvalidImage, match="unknown critical chunk 'ZZZZ'"):
+        png.validate(unknown)
+    assert png.validate(good[:idat] + chunk(b"tEXt", b"k\x00v") + good[idat:])  # ancillary: fine

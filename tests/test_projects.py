@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.conftest import Keys, drain, shot
-from viewfinder.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
+from viewfinder.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
 from viewfinder.services import (
     baselines,
     builds,
@@ -91,3 +91,16 @@ def test_the_first_start_creates_one_project_with_three_keys(env: Env, keys: Key
         "ci": ["upload"],
         "agent": ["upload", "review"],
     }
+
+
+def test_the_last_admin_key_cannot_be_revoked(env: Env, keys: Keys) -> None:
+    with pytest.raises(Conflict, match="last admin key") as refused:
+        projects.revoke_key(env, keys.admin, keys.admin.key_id)
+    assert refused.value.details == {"key_id": keys.admin.key_id}
+    second = projects.create_key(env, keys.admin, roles=["admin"], label="second admin")
+    assert projects.revoke_key(env, keys.admin, keys.admin.key_id).revoked
+    with pytest.raises(Unauthenticated):
+        projects.authenticate(env, keys.secrets["admin"])
+    other = projects.authenticate(env, second.key)
+    with pytest.raises(Conflict, match="last admin key"):
+        projects.revoke_key(env, other, second.id)

@@ -113,3 +113,10 @@ def test_bad_pushes_are_refused_with_the_reason(
     with pytest.raises(error, match=message):
         pushes.push(env, keys.admin, data, **call)  # type: ignore[arg-type]
     assert images.usage(env, keys.admin).images == 0
+
+
+def test_a_cut_jpeg_is_refused_and_nothing_is_kept(env: Env, keys: Keys) -> None:
+    cut = jpeg()[:-40]
+    with pytest.raises(InvalidImage, match="corrupt or cut short"):
+        pushes.push(env, keys.ci, cut, name="photo", context_key="x")
+    assert images.usage(env, keys.ci).images == 0

@@ -128,6 +128,6 @@ PR = {"pr_number": 5, "repo": "acme/web"}
 def test_an_unapproved_diff_of_a_closed_context_cannot_be_approved(env: Env, keys: Keys) -> None:
     pushed_diff(env, keys.ci, shot(), context_key="main")
     diff = pushed_diff(env, keys.ci, shot(box=BOX), **PR)
-    contexts.close_context(env, keys.ci, reason="closed", **PR)
+    contexts.close_context(env, keys.admin, reason="closed", **PR)
     with pytest.raises(Conflict, match="context is closed"):
         reviews.approve_diff(env, keys.admin, diff)

@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import Keys, drain, shot
+from tests.web_client import sign_in
 from viewfinder.app import create_app
 from viewfinder.services import builds, projects, threads
 from viewfinder.services.env import Env
@@ -27,19 +28,6 @@ PAYLOAD_BODY = '<script>alert("x")</script><img src=x onerror="alert(2)">'
 def client(env: Env) -> Iterator[TestClient]:
     with TestClient(create_app(env=env, workers=0), base_url="http://dash.test") as c:
         yield c
-
-
-def sign_in(client: TestClient, key: str) -> str:
-    """Sign in with the key and return the session's CSRF token."""
-    form = client.get("/login").text
-    token = re.search(r'name="csrf" value="([^"]+)"', form)
-    assert token is not None
-    done = client.post("/login", data={"key": key, "csrf": token.group(1)}, follow_redirects=False)
-    assert done.status_code == 303, done.text
-    page = client.get("/builds").text
-    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page)
-    assert csrf is not None
-    return csrf.group(1)
 
 
 def changed_build(env: Env, keys: Keys, name: str = "home") -> tuple[str, str, str]:

@@ -14,6 +14,7 @@ from viewfinder import __version__, api, web
 from viewfinder.jobs.supervisor import Supervisor
 from viewfinder.mcp import card as mcp_card
 from viewfinder.mcp import http as mcp_http
+from viewfinder.plumbing.operations import operation
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
 
@@ -57,7 +58,7 @@ def create_app(
     mcp_servers = mcp_http.mount(app, lambda: app.state.env, settings.public_url)
     web.install(app)
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], **operation("health"))
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 

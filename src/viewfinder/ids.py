@@ -20,3 +20,17 @@ def new_id(prefix: str) -> str:
         chars.append(_ALPHABET[value & 31])
         value >>= 5
     return f"{prefix}_{''.join(reversed(chars))}"
+
+
+def well_formed(value: object) -> bool:
+    """Whether a value has the shape of an id (any prefix): what no id can be needs no lookup,
+    and a NUL byte or other junk never reaches the database."""
+    return (
+        isinstance(value, str)
+        and len(value) == 30
+        and value[3] == "_"
+        and value[:3].isascii()
+        and value[:3].isalpha()
+        and value[:3].islower()
+        and all(c in _ALPHABET for c in value[4:])
+    )

@@ -3,7 +3,7 @@ bodies."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from starlette.datastructures import FormData
@@ -11,7 +11,8 @@ from starlette.formparsers import MultiPartException
 
 from viewfinder.errors import ImageTooLarge, InvalidInput
 from viewfinder.plumbing.offloop import call
-from viewfinder.services import projects
+from viewfinder.plumbing.operations import operation
+from viewfinder.services import permissions, projects
 from viewfinder.services.env import Actor, Env
 
 
@@ -55,6 +56,30 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 EnvDep = Annotated[Env, Depends(get_env)]
 ActorDep = Annotated[Actor, Depends(get_actor)]
+
+# A raw image as the request body (a story or a pushed screenshot), for the OpenAPI document.
+IMAGE_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            media: {"schema": {"type": "string", "format": "binary"}}
+            for media in ("image/png", "image/jpeg", "image/webp")
+        },
+    }
+}
+
+
+def op(name: str, openapi: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A route's operation (see plumbing.operations), with its role checked as soon as the key
+    is known: before a large body is read, a key without the role is refused."""
+    kwargs = operation(name, openapi)
+    if permissions.needs(name).role is not None:
+
+        async def check(actor: ActorDep) -> None:
+            permissions.require(actor, name)
+
+        kwargs["dependencies"] = [Depends(check)]
+    return kwargs
 
 
 async def read_form(request: Request, *, max_files: int, max_part: int) -> FormData:

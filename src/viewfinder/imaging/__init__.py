@@ -8,7 +8,7 @@ from viewfinder.imaging.compare import Comparison, Options, Region, Size, compar
 from viewfinder.imaging.crops import RegionCrop, crop_regions
 from viewfinder.imaging.masks import Mask, parse_masks
 from viewfinder.imaging.pixelmatch import pixelmatch
-from viewfinder.imaging.png import DEFAULT_LIMITS, Limits, decode, read_header
+from viewfinder.imaging.png import DEFAULT_LIMITS, Limits, decode, read_header, validate
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -25,4 +25,5 @@ __all__ = [
     "parse_masks",
     "pixelmatch",
     "read_header",
+    "validate",
 ]

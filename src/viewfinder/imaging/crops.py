@@ -50,15 +50,19 @@ def crop_regions(
         raise InvalidInput(f"padding must be 0 or more (got {padding})")
     if not regions:
         return ()
-    a = png.to_rgba(png.decode(base, limits, name="base"))
-    b = png.to_rgba(png.decode(candidate, limits, name="candidate"))
-    width, height = max(a.shape[1], b.shape[1]), max(a.shape[0], b.shape[0])
+    sizes = [
+        png.read_header(data, limits, name=what)
+        for data, what in ((base, "base"), (candidate, "candidate"))
+    ]
+    width, height = max(h.width for h in sizes), max(h.height for h in sizes)
     crops = []
     for region in regions:
         x0, y0 = max(region.x - padding, 0), max(region.y - padding, 0)
         x1 = min(region.x + region.width + padding, width)
         y1 = min(region.y + region.height + padding, height)
-        before, after = _window(a, x0, y0, x1, y1), _window(b, x0, y0, x1, y1)
+        # Only the rows of the box are kept: a crop of a huge page never decodes all of it.
+        before = _window(_rows(base, y0, y1, limits, "base"), x0, y1 - y0, x1)
+        after = _window(_rows(candidate, y0, y1, limits, "candidate"), x0, y1 - y0, x1)
         crops.append(
             RegionCrop(
                 region=region,
@@ -84,9 +88,17 @@ def side_by_side(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return out
 
 
-def _window(image: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
-    """The box of an image, transparent where the box reaches past the image's edges."""
-    out = np.zeros((y1 - y0, x1 - x0, 4), np.uint8)
-    part = image[y0:y1, x0:x1]
+def _rows(data: bytes, top: int, bottom: int, limits: png.Limits, name: str) -> np.ndarray:
+    """Rows top..bottom of an image as RGBA (none when the image ends above ``top``)."""
+    header = png.read_header(data, limits, name=name)
+    if top >= header.height:
+        return np.zeros((0, header.width, 4), np.uint8)
+    return png.to_rgba(png.decode_rows(data, top, bottom - top, limits, name=name))
+
+
+def _window(rows: np.ndarray, x0: int, height: int, x1: int) -> np.ndarray:
+    """Columns x0..x1 of the rows, ``height`` tall, transparent past the image's edges."""
+    out = np.zeros((height, x1 - x0, 4), np.uint8)
+    part = rows[:height, x0:x1]
     out[: part.shape[0], : part.shape[1]] = part
     return out

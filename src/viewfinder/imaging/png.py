@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import struct
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -85,6 +86,138 @@ def read_header(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "im
             f"{limits.max_pixels:,}-pixel limit; crop or scale it down"
         )
     return Header(width, height, depth, ctype, bool(interlace))
+
+
+_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+# Adam7 passes: (first column, first row, column step, row step).
+_ADAM7 = (
+    (0, 0, 8, 8),
+    (4, 0, 8, 8),
+    (0, 4, 4, 8),
+    (2, 0, 4, 4),
+    (0, 2, 2, 4),
+    (1, 0, 2, 2),
+    (0, 1, 1, 2),
+)
+_KNOWN_CRITICAL = {b"IHDR", b"PLTE", b"IDAT", b"IEND"}
+_VALIDATE_CHUNK = 4 << 20  # bytes inflated at a time: all a validation ever holds
+
+
+def _rows(header: Header) -> list[tuple[int, int]]:
+    """(rows, bytes per row without its filter byte) of each pass of the image data."""
+    bits = header.bit_depth * _CHANNELS[header.color_type]
+    if not header.interlaced:
+        return [(header.height, (header.width * bits + 7) // 8)]
+    passes = []
+    for x0, y0, dx, dy in _ADAM7:
+        width = (header.width - x0 + dx - 1) // dx
+        height = (header.height - y0 + dy - 1) // dy
+        if width > 0 and height > 0:
+            passes.append((height, (width * bits + 7) // 8))
+    return passes
+
+
+def validate(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "image") -> Header:
+    """Check a whole PNG without decoding its pixels: every chunk is complete and passes its
+    checksum, the image data is one zlib stream that inflates to exactly the rows the header
+    declares, each with a known filter, and IEND ends the file. Holds a few MB at most,
+    whatever the image's size. Raises InvalidImage, or ImageTooLarge (see read_header)."""
+    header = read_header(data, limits, name=name)
+    view = memoryview(data)
+    pieces: list[memoryview] = []
+    pos, end = 8, len(data)
+    seen_palette = False
+    while True:
+        if pos + 12 > end:
+            raise InvalidImage(f"{name} is truncated: the PNG ends before its IEND chunk")
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        body_end = pos + 8 + length
+        if body_end + 4 > end:
+            raise InvalidImage(
+                f"{name} is truncated: its {kind.decode('latin-1')!r} chunk is cut short"
+            )
+        (crc,) = struct.unpack_from(">I", data, body_end)
+        if zlib_ng.crc32(view[pos + 4 : body_end]) != crc:
+            raise InvalidImage(
+                f"{name} is corrupt: its {kind.decode('latin-1')!r} chunk fails its checksum"
+            )
+        if kind == b"IDAT":
+            pieces.append(view[pos + 8 : body_end])
+        elif kind == b"PLTE":
+            seen_palette = True
+        elif kind == b"IEND":
+            if body_end + 4 != end:
+                raise InvalidImage(f"{name} has {end - body_end - 4} bytes after its IEND chunk")
+            break
+        elif kind[0] < 0x61 and kind not in _KNOWN_CRITICAL:  # upper case: critical
+            raise InvalidImage(f"{name} has an unknown critical chunk {kind.decode('latin-1')!r}")
+        pos = body_end + 4
+    if not pieces:
+        raise InvalidImage(f"{name} has no image data (no IDAT chunk)")
+    if header.color_type == 3 and not seen_palette:
+        raise InvalidImage(f"{name} is a palette image without its palette (PLTE chunk)")
+    try:
+        _check_rows(pieces, _rows(header), name)
+    except _InflateError as exc:
+        raise InvalidImage(f"{name} is corrupt: its image data does not inflate ({exc})") from exc
+    return header
+
+
+def _check_rows(pieces: list[memoryview], passes: list[tuple[int, int]], name: str) -> None:
+    """Inflate the image data a few MB at a time, checking each row's filter byte, then that
+    the stream ends right after the last row."""
+    layout = [(count, width + 1) for count, width in passes]
+    expected = sum(count * row for count, row in layout)
+    inflater = zlib_ng.decompressobj()
+    pending = b""
+    done = 0  # bytes of rows checked
+    stage, left = 0, layout[0][0]  # the pass being read and its rows still to come
+    row_number = 0
+    rest: list[bytes | memoryview] = []  # compressed data after the last row's
+    for index, piece in enumerate(pieces):
+        tail: bytes | memoryview = piece
+        while tail and done + len(pending) < expected and not inflater.eof:
+            out = inflater.decompress(tail, min(_VALIDATE_CHUNK, expected - done - len(pending)))
+            tail = inflater.unconsumed_tail
+            pending = pending + out if pending else out
+            while stage < len(layout):
+                row = layout[stage][1]
+                rows = min(len(pending) // row, left)
+                if not rows:
+                    break
+                filters = np.frombuffer(pending, np.uint8, rows * row).reshape(rows, row)[:, 0]
+                if int(filters.max()) > 4:
+                    bad = row_number + int(np.argmax(filters > 4))
+                    raise InvalidImage(f"{name} is corrupt: row {bad} has an unknown filter")
+                pending = pending[rows * row :]
+                done += rows * row
+                row_number += rows
+                left -= rows
+                if left == 0:
+                    stage += 1
+                    left = layout[stage][0] if stage < len(layout) else 0
+        if done == expected or inflater.eof:
+            rest = [tail, *pieces[index + 1 :]]
+            break
+    if done < expected:
+        rows_total = sum(count for count, _ in layout)
+        raise InvalidImage(
+            f"{name} is truncated or corrupt: its image data ends after {row_number} of "
+            f"{rows_total} rows"
+        )
+    leftover = 0  # compressed bytes after the stream's end
+    for data in rest:
+        tail = data
+        while tail and not inflater.eof:
+            if inflater.decompress(tail, 1):
+                raise InvalidImage(f"{name} is corrupt: its image data runs past the last row")
+            tail = inflater.unconsumed_tail
+        if inflater.eof:
+            leftover += len(tail)
+    if not inflater.eof:
+        raise InvalidImage(f"{name} is truncated: its image data's zlib stream does not end")
+    if leftover or inflater.unused_data:
+        raise InvalidImage(f"{name} is corrupt: there is data after its image data's end")
 
 
 def is_complete(data: bytes) -> bool:
@@ -203,6 +336,138 @@ def _inflate_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bo
             f"{name} is truncated or corrupt: its image data ends after {y} of {height} rows"
         )
     return inflater.eof
+
+
+def decode_rows(
+    data: bytes,
+    top: int,
+    count: int,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    name: str = "image",
+) -> np.ndarray:
+    """Rows ``top`` to ``top + count`` (fewer at the bottom) of a PNG, as decode() gives them,
+    without holding the whole image (see bands). Raises what decode() raises, and InvalidImage
+    for a band outside the image."""
+    header = read_header(data, limits, name=name)
+    if top < 0 or count < 1 or top >= header.height:
+        raise InvalidImage(f"rows {top}..{top + count} are outside {name} ({header.height} rows)")
+    return np.concatenate(list(bands(data, top, top + count, limits, name=name)))
+
+
+def bands(
+    data: bytes,
+    top: int,
+    bottom: int,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    name: str = "image",
+) -> Iterator[np.ndarray]:
+    """Rows ``top`` to ``bottom`` of a PNG in consecutive bands of a few MB, each a copy the
+    caller may keep. Rows above ``top`` are unfiltered and dropped, and nothing below
+    ``bottom`` is inflated, so a band of a 10000x10000 image costs a few MB, not 400. Rare
+    kinds of PNG (palette, grey, 16-bit, interlaced, tRNS) are decoded whole and sliced."""
+    header = read_header(data, limits, name=name)
+    bottom = min(bottom, header.height)
+    fast = header.bit_depth == 8 and header.color_type in (2, 6) and not header.interlaced
+    pieces, transparent = _idat(data, header, name)
+    if not fast or transparent is not None:
+        yield decode(data, limits, name=name)[top:bottom]
+        return
+    channels = 3 if header.color_type == 2 else 4
+    row_len = header.width * channels + 1
+    step = max(1, _VALIDATE_CHUNK // row_len)
+    # Row 0 of the scratch holds the last row of the previous step: the "up" of the next one.
+    scratch = np.zeros((step + 1, header.width, channels), np.uint8)
+    inflater = zlib_ng.decompressobj()
+    pending = b""
+    y = 0
+    try:
+        for piece in pieces:
+            tail: bytes | memoryview = piece
+            while tail and y < bottom:
+                want = min(step, bottom - y) * row_len - len(pending)
+                out = inflater.decompress(tail, max(want, 1))
+                tail = inflater.unconsumed_tail
+                pending = pending + out if pending else out
+                rows = min(len(pending) // row_len, step, bottom - y)
+                if rows:
+                    first = 0 if y == 0 else 1
+                    bad = _native.unfilter(memoryview(pending)[: rows * row_len], scratch, first)
+                    if bad >= 0:
+                        raise InvalidImage(
+                            f"{name} is corrupt: row {y + bad - first} has an unknown filter"
+                        )
+                    got = scratch[first : first + rows]
+                    lo, hi = max(y, top), y + rows
+                    if lo < hi:
+                        yield got[lo - y : hi - y].copy()
+                    scratch[0] = got[-1]
+                    y += rows
+                    pending = pending[rows * row_len :]
+                if inflater.eof:
+                    break
+            if y >= bottom:
+                return
+    except _InflateError as exc:
+        raise InvalidImage(f"{name} is corrupt: its image data does not inflate ({exc})") from exc
+    if y < bottom:
+        raise InvalidImage(f"{name} is truncated: its image data ends after {y} rows")
+
+
+def shrunk(
+    data: bytes,
+    bottom: int,
+    factor: int,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    name: str = "image",
+) -> np.ndarray:
+    """The top ``bottom`` rows of a PNG, shrunk ``factor`` times each way by averaging blocks,
+    band by band (a thumbnail of a huge image never holds the image). RGB, as uint8."""
+    parts = []
+    carry: np.ndarray | None = None
+    for band in bands(data, 0, bottom, limits, name=name):
+        rgb = band[..., :3]
+        if carry is not None:
+            rgb = np.concatenate([carry, rgb])
+        whole = rgb.shape[0] // factor * factor
+        carry = rgb[whole:] if whole < rgb.shape[0] else None
+        if whole:
+            parts.append(_block_mean(rgb[:whole], factor))
+    if carry is not None and carry.shape[0]:
+        parts.append(_block_mean(carry, factor, rows=carry.shape[0]))
+    return np.concatenate(parts)
+
+
+def _block_mean(rgb: np.ndarray, factor: int, rows: int | None = None) -> np.ndarray:
+    tall = rows or factor
+    width = rgb.shape[1] // factor * factor or rgb.shape[1]
+    step = factor if rgb.shape[1] >= factor else 1
+    blocks = rgb[:, :width].reshape(rgb.shape[0] // tall, tall, width // step, step, 3)
+    mean: np.ndarray = blocks.mean(axis=(1, 3)).round().astype(np.uint8)
+    return mean
+
+
+def _idat(data: bytes, header: Header, name: str) -> tuple[list[memoryview], bytes | None]:
+    """The image data's pieces and an RGB image's transparent colour (tRNS), if any."""
+    pieces: list[memoryview] = []
+    transparent: bytes | None = None
+    view = memoryview(data)
+    pos, end = 33, len(data)
+    while pos + 12 <= end:
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        body_end = pos + 8 + length
+        if body_end + 4 > end:
+            break
+        if kind == b"IDAT":
+            pieces.append(view[pos + 8 : body_end])
+        elif kind == b"tRNS" and header.color_type == 2 and length == 6:
+            transparent = data[pos + 9 : body_end : 2]
+        elif kind == b"IEND":
+            return pieces, transparent
+        pos = body_end + 4
+    raise InvalidImage(f"{name} is truncated: the PNG ends before its IEND chunk")
 
 
 def to_rgba(pixels: np.ndarray) -> np.ndarray:

@@ -102,6 +102,7 @@ TOOLS: list[ToolSpec] = [
         PushResult,
         _push,
         file_args=("image",),
+        operation="push",
     ),
     ToolSpec(
         "expire_image",
@@ -111,6 +112,7 @@ TOOLS: list[ToolSpec] = [
         lambda c, a: images.expire_image(c.env, c.actor, a.image_id),
         destructive=True,
         idempotent=True,
+        operation="expire_image",
     ),
     ToolSpec(
         "close_context",
@@ -129,6 +131,7 @@ TOOLS: list[ToolSpec] = [
         ),
         destructive=True,
         idempotent=True,
+        operation="close_context",
     ),
     ToolSpec(
         "list_baselines",
@@ -139,6 +142,7 @@ TOOLS: list[ToolSpec] = [
             c.env, c.actor, cursor=a.cursor, limit=a.limit, name=a.name, history=a.history
         ),
         read_only=True,
+        operation="list_baselines",
     ),
     ToolSpec(
         "delete_baseline",
@@ -147,6 +151,7 @@ TOOLS: list[ToolSpec] = [
         BaselineRecord,
         lambda c, a: baselines.delete_baseline(c.env, c.actor, a.baseline_id),
         destructive=True,
+        operation="delete_baseline",
     ),
     ToolSpec(
         "get_pr_changeset",
@@ -157,6 +162,7 @@ TOOLS: list[ToolSpec] = [
             c.env, c.actor, pr_number=a.pr_number, repo=a.repo, limit=a.limit
         ),
         read_only=True,
+        operation="get_pr_changeset",
     ),
     ToolSpec(
         "pr_comment",
@@ -167,5 +173,6 @@ TOOLS: list[ToolSpec] = [
             markdown=prs.pr_comment(c.env, c.actor, pr_number=a.pr_number, repo=a.repo)
         ),
         read_only=True,
+        operation="pr_comment",
     ),
 ]

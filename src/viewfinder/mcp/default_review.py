@@ -188,6 +188,7 @@ TOOLS: list[ToolSpec] = [
         Overview,
         _overview,
         read_only=True,
+        operation="whoami",
     ),
     ToolSpec(
         "list_builds",
@@ -204,6 +205,7 @@ TOOLS: list[ToolSpec] = [
             verdict=a.verdict,
         ),
         read_only=True,
+        operation="list_builds",
     ),
     ToolSpec(
         "get_build",
@@ -223,6 +225,7 @@ TOOLS: list[ToolSpec] = [
             )
         ),
         read_only=True,
+        operation="get_build",
     ),
     ToolSpec(
         "list_build_stories",
@@ -235,6 +238,7 @@ TOOLS: list[ToolSpec] = [
             )
         ),
         read_only=True,
+        operation="list_build_stories",
     ),
     ToolSpec(
         "get_diff",
@@ -244,6 +248,7 @@ TOOLS: list[ToolSpec] = [
         DiffRecord,
         _get_diff,
         read_only=True,
+        operation="get_diff",
     ),
     ToolSpec(
         "render_diff_image",
@@ -255,6 +260,7 @@ TOOLS: list[ToolSpec] = [
         _render,
         read_only=True,
         images=True,
+        operation="render",
     ),
     ToolSpec(
         "review_diff",
@@ -264,6 +270,7 @@ TOOLS: list[ToolSpec] = [
         ReviewResult,
         lambda c, a: reviews.review_diff(c.env, c.actor, a.diff_id, a.decision),
         idempotent=True,
+        operation="review_diff",
     ),
     ToolSpec(
         "accept_build",
@@ -275,6 +282,7 @@ TOOLS: list[ToolSpec] = [
             c.env, c.actor, build_id=a.build_id, commit_sha=a.commit_sha, pr_number=a.pr_number
         ),
         idempotent=True,
+        operation="accept_build",
     ),
     ToolSpec(
         "approve_diff",
@@ -284,6 +292,7 @@ TOOLS: list[ToolSpec] = [
         ApproveResult,
         lambda c, a: reviews.approve_diff(c.env, c.actor, a.diff_id),
         idempotent=True,
+        operation="approve_diff",
     ),
     ToolSpec(
         "list_comments",
@@ -294,6 +303,7 @@ TOOLS: list[ToolSpec] = [
             items=threads.list_comments(c.env, c.actor, a.diff_id, status=a.status)
         ),
         read_only=True,
+        operation="list_comments",
     ),
     ToolSpec(
         "add_comment",
@@ -302,6 +312,7 @@ TOOLS: list[ToolSpec] = [
         AddComment,
         ThreadRecord,
         _add_comment,
+        operation="comment",
     ),
     ToolSpec(
         "update_comment",
@@ -310,6 +321,7 @@ TOOLS: list[ToolSpec] = [
         ThreadRecord,
         lambda c, a: threads.update_comment(c.env, c.actor, a.comment_id, a.body),
         idempotent=True,
+        operation="comment",
     ),
     ToolSpec(
         "resolve_comment",
@@ -318,6 +330,7 @@ TOOLS: list[ToolSpec] = [
         ThreadRecord,
         lambda c, a: threads.resolve_comment(c.env, c.actor, a.comment_id, resolved=a.resolved),
         idempotent=True,
+        operation="resolve_comment",
     ),
     ToolSpec(
         "delete_comment",
@@ -326,5 +339,6 @@ TOOLS: list[ToolSpec] = [
         ThreadRecord,
         lambda c, a: threads.delete_comment(c.env, c.actor, a.comment_id),
         destructive=True,
+        operation="delete_comment",
     ),
 ]

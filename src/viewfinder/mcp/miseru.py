@@ -292,6 +292,7 @@ TOOLS: list[ToolSpec] = [
         _failed("push", _push),
         file_args=("file",),
         local_args=local_args,
+        operation="push",
     ),
     ToolSpec(
         "miseru_expire",
@@ -301,6 +302,7 @@ TOOLS: list[ToolSpec] = [
         _failed("expire", _expire),
         destructive=True,
         idempotent=True,
+        operation="expire_image",
     ),
     ToolSpec(
         "miseru_comment",
@@ -310,6 +312,7 @@ TOOLS: list[ToolSpec] = [
         _failed("comment", _comment),
         read_only=True,
         local_args=local_args,
+        operation="pr_comment",
     ),
     ToolSpec(
         "miseru_close_context",
@@ -322,6 +325,7 @@ TOOLS: list[ToolSpec] = [
         destructive=True,
         idempotent=True,
         local_args=local_args,
+        operation="close_context",
     ),
     ToolSpec(
         "miseru_diff",
@@ -333,6 +337,7 @@ TOOLS: list[ToolSpec] = [
         _failed("diff", _diff),
         read_only=True,
         images=True,
+        operation="get_diff",
     ),
     ToolSpec(
         "miseru_approve",
@@ -343,6 +348,7 @@ TOOLS: list[ToolSpec] = [
         Approved,
         _failed("approve", _approve),
         idempotent=True,
+        operation="approve_diff",
     ),
     ToolSpec(
         "miseru_list_baselines",
@@ -352,6 +358,7 @@ TOOLS: list[ToolSpec] = [
         Page[BaselineRecord],
         _failed("list baselines", _list_baselines),
         read_only=True,
+        operation="list_baselines",
     ),
     ToolSpec(
         "miseru_delete_baseline",
@@ -361,5 +368,6 @@ TOOLS: list[ToolSpec] = [
         BaselineRecord,
         _failed("delete", _delete_baseline),
         destructive=True,
+        operation="delete_baseline",
     ),
 ]

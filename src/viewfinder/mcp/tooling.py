@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import functools
 import inspect
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol
@@ -23,10 +24,11 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
 
 from viewfinder.errors import InvalidInput, Unauthenticated, ViewfinderError
-from viewfinder.services import projects
+from viewfinder.services import permissions, projects
 from viewfinder.services.env import Actor, Env
 
 _ANNOTATED: Any = Annotated  # subscripted at run time with a tuple built from a model
@@ -91,6 +93,12 @@ class ToolSpec:
     local_args: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     title: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    # The service operation the tool carries out (services/permissions.py): what it needs.
+    operation: str = ""
+
+    def __post_init__(self) -> None:
+        if self.operation not in permissions.OPERATIONS:
+            raise ValueError(f"tool {self.name} names no declared operation ({self.operation!r})")
 
     def annotations(self) -> types.ToolAnnotations:
         return types.ToolAnnotations(
@@ -234,6 +242,21 @@ class LocalBackend:
         )
 
 
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)  # made on a tool's first call: listing tools stays quick
+
+
+def _strictly(annotation: Any, value: Any) -> Any:
+    """The argument as JSON would give it, checked in strict mode: a number is not a string
+    and a boolean is not a number. Raises a validation error naming what was expected."""
+    try:
+        return _adapter(annotation).validate_json(json.dumps(value), strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise PydanticCustomError("strict", str(first["msg"])) from None
+
+
 def register(server: MCPServer, spec: ToolSpec, backend: Backend) -> None:
     """Add the tool to the server with flat arguments taken from its input model."""
 
@@ -243,8 +266,10 @@ def register(server: MCPServer, spec: ToolSpec, backend: Backend) -> None:
     parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
     annotations: dict[str, Any] = {"ctx": Context}
     for name, info in spec.input.model_fields.items():
-        # The description and bounds travel; the default goes on the parameter itself.
-        metadata = (*info.metadata, Field(description=info.description))
+        # The description and bounds travel; the default goes on the parameter itself. The
+        # value is checked strictly first (no true for 1, no "5" for 5), as the REST API does.
+        strict = BeforeValidator(functools.partial(_strictly, info.annotation))
+        metadata = (*info.metadata, Field(description=info.description), strict)
         annotation = _ANNOTATED[(info.annotation, *metadata)]
         default = (
             inspect.Parameter.empty

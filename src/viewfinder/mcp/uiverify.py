@@ -241,6 +241,7 @@ TOOLS: list[ToolSpec] = [
         BuildList,
         _speak(list_builds),
         read_only=True,
+        operation="list_builds",
     ),
     ToolSpec(
         "get_build",
@@ -252,6 +253,7 @@ TOOLS: list[ToolSpec] = [
         BuildTriage,
         _speak(get_build),
         read_only=True,
+        operation="get_build",
     ),
     ToolSpec(
         "list_build_stories",
@@ -260,6 +262,7 @@ TOOLS: list[ToolSpec] = [
         StoryPage,
         _speak(list_stories),
         read_only=True,
+        operation="list_build_stories",
     ),
     ToolSpec(
         "get_diff",
@@ -270,6 +273,7 @@ TOOLS: list[ToolSpec] = [
         DiffDetail,
         _speak(_get_diff),
         read_only=True,
+        operation="get_diff",
     ),
     ToolSpec(
         "render_diff_image",
@@ -281,6 +285,7 @@ TOOLS: list[ToolSpec] = [
         _speak(_render),
         read_only=True,
         images=True,
+        operation="render",
     ),
     ToolSpec(
         "review_diff",
@@ -290,6 +295,7 @@ TOOLS: list[ToolSpec] = [
         ReviewOutcome,
         _speak(_review),
         idempotent=True,
+        operation="review_diff",
     ),
     ToolSpec(
         "accept_build",
@@ -299,6 +305,7 @@ TOOLS: list[ToolSpec] = [
         BuildAcceptance,
         _speak(_accept_build),
         idempotent=True,
+        operation="accept_build",
     ),
     ToolSpec(
         "get_pr_changeset",
@@ -309,6 +316,7 @@ TOOLS: list[ToolSpec] = [
         PrChangeset,
         _speak(changeset),
         read_only=True,
+        operation="get_pr_changeset",
     ),
     ToolSpec(
         "list_pr_stories",
@@ -317,6 +325,7 @@ TOOLS: list[ToolSpec] = [
         PrStoryPage,
         _speak(list_pr_stories),
         read_only=True,
+        operation="get_pr_changeset",
     ),
     ToolSpec(
         "list_comments",
@@ -326,6 +335,7 @@ TOOLS: list[ToolSpec] = [
         CommentList,
         _speak(_list_comments),
         read_only=True,
+        operation="list_comments",
     ),
     ToolSpec(
         "post_comment",
@@ -334,6 +344,7 @@ TOOLS: list[ToolSpec] = [
         PostComment,
         Comment,
         _speak(_post_comment),
+        operation="comment",
     ),
     ToolSpec(
         "update_comment",
@@ -344,6 +355,7 @@ TOOLS: list[ToolSpec] = [
             lambda c, a: Comment.of(threads.update_comment(c.env, c.actor, a.commentId, a.body))
         ),
         idempotent=True,
+        operation="comment",
     ),
     ToolSpec(
         "resolve_comment",
@@ -356,6 +368,7 @@ TOOLS: list[ToolSpec] = [
             )
         ),
         idempotent=True,
+        operation="resolve_comment",
     ),
     ToolSpec(
         "delete_comment",
@@ -364,5 +377,6 @@ TOOLS: list[ToolSpec] = [
         Comment,
         _speak(lambda c, a: Comment.of(threads.delete_comment(c.env, c.actor, a.commentId))),
         destructive=True,
+        operation="delete_comment",
     ),
 ]

@@ -15,12 +15,14 @@ from sqlalchemy.orm import Session
 
 from viewfinder.errors import NotFound
 from viewfinder.ids import new_id
+from viewfinder.services import permissions, scoping
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.pagination import Cursor, page_limit
 from viewfinder.services.records import (
     Page,
     Record,
 )
+from viewfinder.services.text import check_text
 from viewfinder.store.models import Baseline, Context, Image, utcnow
 
 
@@ -44,9 +46,13 @@ class BaselineRecord(Record):
 LIST_LIMIT = 200
 
 
-def uses_own_baselines(context: Context | None) -> bool:
+def keeps_own_baselines(context_type: str) -> bool:
     """Only PR contexts keep baselines of their own; manual labels use the shared ones."""
-    return context is not None and context.type == "github_pr"
+    return context_type == "github_pr"
+
+
+def uses_own_baselines(context: Context | None) -> bool:
+    return context is not None and keeps_own_baselines(context.type)
 
 
 def lock_name(s: Session, project_id: str, name: str, variant: str) -> None:
@@ -273,7 +279,11 @@ def list_baselines(
     """Current baselines (shared and per PR), by name, a page of up to 200 at a time.
     With ``history``, ended ones too, newest first within a name."""
     size = page_limit(limit, default=LIST_LIMIT, maximum=LIST_LIMIT)
-    after = Cursor.read(env, cursor, "baselines")
+    if name is not None:
+        name = check_text("name", name, maximum=200, multiline=False)
+    # The filters are part of the cursor's list: a cursor of one list cannot page another.
+    scope = f"baselines:{name}:{history}" if name is not None or history else "baselines"
+    after = Cursor.read(env, cursor, scope)
     with env.db.read() as s:
         query = (
             select(Baseline, Image)
@@ -293,7 +303,7 @@ def list_baselines(
         last = rows[size - 1][0] if len(rows) > size else None
         return Page[BaselineRecord](
             items=items,
-            next_cursor=Cursor.make(env, "baselines", [last.name, last.variant, last.id])
+            next_cursor=Cursor.make(env, scope, [last.name, last.variant, last.id])
             if last
             else None,
         )
@@ -302,10 +312,13 @@ def list_baselines(
 def delete_baseline(env: Env, actor: Actor, baseline_id: str) -> BaselineRecord:
     """End a current baseline: the next compare of its name registers a new one. Needs the
     approve role. Raises Forbidden, NotFound."""
-    actor.require("approve", "delete baselines")
+    permissions.require(actor, "delete_baseline")
     with env.db.write() as s:
-        row = s.get(Baseline, baseline_id)
-        if row is None or row.project_id != actor.project_id or row.ended_at is not None:
-            raise NotFound(f"no current baseline {baseline_id!r} in this project")
+        row = scoping.owned(s, Baseline, baseline_id, actor, "baseline")
+        if row.ended_at is not None:
+            raise NotFound(
+                f"baseline {baseline_id!r} ended already ({row.end_reason})",
+                baseline_id=baseline_id,
+            )
         _end(row, "deleted", actor)
         return record(env, row)

@@ -19,14 +19,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder import imaging
-from viewfinder.errors import InvalidInput, NotFound, ViewfinderError
+from viewfinder.errors import InvalidInput, ViewfinderError
 from viewfinder.ids import new_id
 from viewfinder.imaging import Limits, Mask
 from viewfinder.imaging.compare import check_unit
 from viewfinder.imaging.masks import MaskLike, parse_masks
 from viewfinder.jobs import queue as jobs
 from viewfinder.jobs import registry
-from viewfinder.services import storage, vision
+from viewfinder.services import permissions, scoping, storage, vision
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     MaskRecord,
@@ -316,16 +316,11 @@ registry.register(
 
 
 def get_row(s: Session, actor: Actor, comparison_id: str) -> Comparison:
-    row = s.get(Comparison, comparison_id)
-    if row is None or row.project_id != actor.project_id:
-        raise NotFound(f"no comparison {comparison_id!r} in this project", id=comparison_id)
-    return row
+    return scoping.owned(s, Comparison, comparison_id, actor, "comparison")
 
 
 def _image(s: Session, actor: Actor, image_id: str, what: str) -> Image:
-    image = s.get(Image, image_id)
-    if image is None or image.project_id != actor.project_id:
-        raise NotFound(f"no image {image_id!r} in this project ({what})", image_id=image_id)
+    image = scoping.owned(s, Image, image_id, actor, "image")
     if image.media_type != "image/png":
         raise InvalidInput(f"image {image_id} is {image.media_type}; only PNGs are compared")
     return image
@@ -343,7 +338,7 @@ def compare_images(
 ) -> ComparisonRecord:
     """Compare two stored images of the project, with no build and no baseline involved.
     Raises NotFound, InvalidInput, Forbidden."""
-    actor.require("upload", "compare images")
+    permissions.require(actor, "compare_images")
     mask_list = parse_masks(masks)
     ratio = check_unit("max_diff_ratio", max_diff_ratio)
     limit = check_unit("threshold", threshold)

@@ -13,11 +13,12 @@ from sqlalchemy.orm import Session
 from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.ids import new_id
 from viewfinder.jobs import registry
-from viewfinder.services import baselines
+from viewfinder.services import baselines, permissions, scoping
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     Record,
 )
+from viewfinder.services.text import check_text
 from viewfinder.store.models import Context, Image, utcnow
 
 
@@ -91,12 +92,10 @@ def parse_selector(
         number = check_pr(pr_number)
         assert number is not None
         return "github_pr", pr_key(repo, number), repo, number
-    key = (context_key or "").strip()
+    key = check_text("context_key", context_key, maximum=300, multiline=False).strip()
     ctype = context_type or "manual"
     if ctype not in TYPES:
         raise InvalidInput(f"context_type must be github_pr or manual (got {ctype!r})")
-    if not 1 <= len(key) <= 300:
-        raise InvalidInput("context_key is 1 to 300 characters")
     if ctype == "github_pr":
         match = _PR_KEY.match(key)
         if not match:
@@ -143,7 +142,7 @@ def get_or_create(
     found = find_context(s, project_id, ctype, key)
     if found is not None:
         if label and not found.label:
-            found.label = label[:300]
+            found.label = check_text("context_label", label, maximum=300, multiline=False)
         return found
     context = Context(
         id=new_id("ctx"),
@@ -152,7 +151,7 @@ def get_or_create(
         key=key,
         repo=repo,
         pr_number=pr_number,
-        label=(label or None) and label[:300],
+        label=check_text("context_label", label, maximum=300, multiline=False) if label else None,
     )
     s.add(context)
     s.flush()
@@ -160,10 +159,7 @@ def get_or_create(
 
 
 def get_context_row(s: Session, actor: Actor, context_id: str) -> Context:
-    context = s.get(Context, context_id)
-    if context is None or context.project_id != actor.project_id:
-        raise NotFound(f"no context {context_id!r} in this project")
-    return context
+    return scoping.owned(s, Context, context_id, actor, "context")
 
 
 def list_contexts(env: Env, actor: Actor, *, status: str | None = None) -> list[ContextRecord]:
@@ -186,16 +182,22 @@ def close_context(
 ) -> CloseResult:
     """Close a context and apply its policies. ``merged`` promotes the PR's baselines to shared;
     ``closed`` and ``manual`` discard them. Images expire when the policy is on_close.
-    Idempotent: closing a closed context changes nothing. Raises InvalidInput, NotFound."""
+    Idempotent: closing a closed context changes nothing. Closing a PR context needs the
+    approve role (its baselines change); a manual one, upload. Raises InvalidInput, NotFound,
+    Forbidden."""
+    permissions.require(actor, "close_context")
     if reason not in REASONS:
         raise InvalidInput(f"reason must be merged, closed or manual (got {reason!r})")
     ctype, key, _, _ = parse_selector(
         context_key=context_key, context_type=context_type, pr_number=pr_number, repo=repo
     )
+    if baselines.keeps_own_baselines(ctype):
+        # A PR's own baselines become shared (merged) or are thrown away: a baseline change.
+        permissions.require(actor, "settle_baselines")
     with env.db.write() as s:
         context = find_context(s, actor.project_id, ctype, key)
         if context is None:
-            raise NotFound(f"no {ctype} context {key!r} in this project")
+            raise NotFound(f"no {ctype} context {key!r} in this project", context_key=key)
         if context.status == "closed":
             return CloseResult(
                 context=context_record(context),
@@ -241,7 +243,7 @@ def set_policy(
 ) -> ContextRecord:
     """Choose when a context's images expire: on_close (the default), ttl (``ttl_seconds``
     after each push) or never. Creates the context when it does not exist yet."""
-    actor.require("upload", "set a context's expiry policy")
+    permissions.require(actor, "set_policy")
     if expire_policy not in POLICIES:
         raise InvalidInput(f"expire_policy must be one of {', '.join(POLICIES)}")
     if (expire_policy == "ttl") != (ttl_seconds is not None):

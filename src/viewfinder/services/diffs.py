@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from viewfinder.errors import Conflict, InvalidInput, NotFound, ViewfinderError
 from viewfinder.imaging import Mask
-from viewfinder.services import baselines, comparisons, lifecycle, selectors
+from viewfinder.services import baselines, comparisons, lifecycle, permissions, scoping, selectors
 from viewfinder.services.comparisons import ComparisonResult
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
@@ -137,8 +137,8 @@ def register(
 
 
 def get_row(s: Session, actor: Actor, diff_id: str) -> Comparison:
-    row = s.get(Comparison, diff_id)
-    if row is None or row.project_id != actor.project_id or row.owner_kind == comparisons.DIRECT:
+    row = scoping.owned(s, Comparison, diff_id, actor, "diff")
+    if row.owner_kind == comparisons.DIRECT:  # two images compared directly: not a diff
         raise NotFound(f"no diff {diff_id!r} in this project", diff_id=diff_id)
     return row
 
@@ -199,7 +199,7 @@ def refusal(actor: Actor, row: Comparison, f: Facts, action: Action) -> Viewfind
     """Why ``action`` on this diff is refused for this actor now, or None when it is allowed.
     The one statement of the review rules: services raise it, records report it."""
     if action == "approve":
-        forbidden = actor.refusal("approve", "approve diffs (change baselines)")
+        forbidden = permissions.refusal(actor, "approve_diff")
         if forbidden is not None or row.approved_at is not None:
             return forbidden  # approving twice answers "already approved"
         if f.outcome is None:
@@ -211,7 +211,7 @@ def refusal(actor: Actor, row: Comparison, f: Facts, action: Action) -> Viewfind
         if f.blockers:
             return _threads_refusal(row, f, "approve")
         return _approval_refusal(row, f)
-    forbidden = actor.refusal("review", "review diffs")
+    forbidden = permissions.refusal(actor, "review_diff")
     if forbidden is not None:
         return forbidden
     if f.outcome is None:

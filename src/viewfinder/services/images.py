@@ -7,23 +7,25 @@ import hashlib
 import io
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from PIL import Image as PILImage
+from PIL import UnidentifiedImageError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidImage, InvalidInput, NotFound
-from viewfinder.ids import new_id
-from viewfinder.imaging import Limits, read_header
-from viewfinder.imaging.png import SIGNATURE, is_complete
-from viewfinder.services import storage
+from viewfinder.ids import new_id, well_formed
+from viewfinder.imaging import Limits, read_header, validate
+from viewfinder.imaging.png import SIGNATURE
+from viewfinder.services import permissions, scoping, storage
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     Record,
 )
-from viewfinder.store.models import Baseline, Image, Project, utcnow
+from viewfinder.store.models import Baseline, Blob, Image, Project, utcnow
 
 
 class ImageRecord(Record):
@@ -90,16 +92,24 @@ class CheckedFile(storage.Bytes):
     height: int
 
 
-def check_png(env: Env, data: bytes, *, what: str = "the screenshot") -> CheckedFile:
-    """A PNG within the limits and not cut short. Raises InvalidImage or ImageTooLarge; the
-    pixels are decoded later, by the comparison."""
+def check_png(
+    env: Env, data: bytes, *, what: str = "the screenshot", known: frozenset[str] = frozenset()
+) -> CheckedFile:
+    """A PNG within the limits, checked whole (every chunk, every row of its image data) so
+    that nothing corrupt is ever stored; bytes in ``known`` (stored before, so checked then)
+    only have their header read. Raises InvalidImage or ImageTooLarge."""
     limits = Limits(env.settings.max_image_bytes, env.settings.max_image_pixels)
-    header = read_header(data, limits, name=what)
-    if not is_complete(data):
-        raise InvalidImage(f"{what} is truncated: the PNG ends before its IEND chunk")
-    return CheckedFile(
-        data, hashlib.sha256(data).hexdigest(), "image/png", header.width, header.height
-    )
+    sha = hashlib.sha256(data).hexdigest()
+    check = read_header if sha in known else validate
+    header = check(data, limits, name=what)
+    return CheckedFile(data, sha, "image/png", header.width, header.height)
+
+
+def known_blobs(env: Env, datas: Iterable[bytes]) -> frozenset[str]:
+    """The digests among these files' that are stored already (and were checked then)."""
+    shas = {hashlib.sha256(d).hexdigest() for d in datas}
+    with env.db.read() as s:
+        return frozenset(s.scalars(select(Blob.sha256).where(Blob.sha256.in_(shas))))
 
 
 def check_any_image(env: Env, data: bytes, *, max_bytes: int) -> CheckedFile:
@@ -112,11 +122,20 @@ def check_any_image(env: Env, data: bytes, *, max_bytes: int) -> CheckedFile:
         return check_png(env, data, what="the image")
     try:
         with PILImage.open(io.BytesIO(data), formats=["JPEG", "WEBP"]) as image:
-            image.verify()
             media = _MEDIA[image.format or ""]
             width, height = image.size
-    except Exception as exc:  # Pillow raises many kinds for unreadable files
-        raise InvalidImage("the file is not a PNG, JPEG or WebP image") from exc
+            if width * height > env.settings.max_image_pixels:
+                raise InvalidImage(
+                    f"the image is {width}x{height}, over the "
+                    f"{env.settings.max_image_pixels:,}-pixel limit"
+                )
+            image.load()  # decoded whole: a cut or corrupt file is refused now
+    except InvalidImage:
+        raise
+    except UnidentifiedImageError:
+        raise InvalidImage("the file is not a PNG, JPEG or WebP image") from None
+    except Exception as exc:  # Pillow raises many kinds for damaged files
+        raise InvalidImage(f"the image is corrupt or cut short: {exc}") from None
     return CheckedFile(data, hashlib.sha256(data).hexdigest(), media, width, height)
 
 
@@ -163,10 +182,7 @@ def insert_images(
 
 
 def get_image_row(s: Session, actor: Actor, image_id: str) -> Image:
-    image = s.get(Image, image_id)
-    if image is None or image.project_id != actor.project_id:
-        raise NotFound(f"no image {image_id!r} in this project")
-    return image
+    return scoping.owned(s, Image, image_id, actor, "image")
 
 
 def view_url(env: Env, image: Image) -> str:
@@ -212,7 +228,9 @@ def expire_row(image: Image, reason: str) -> bool:
 
 
 def expire_image(env: Env, actor: Actor, image_id: str) -> ImageRecord:
-    """Stop delivering an image (idempotent). Its bytes stay while a baseline uses them."""
+    """Stop delivering an image (idempotent). Its bytes stay while a baseline uses them.
+    Needs the upload role (which pushes images). Raises Forbidden, NotFound."""
+    permissions.require(actor, "expire_image")
     with env.db.write() as s:
         image = get_image_row(s, actor, image_id)
         expire_row(image, "expired")
@@ -228,7 +246,7 @@ def delivered_image(env: Env, token: str) -> tuple[bytes, str]:
     """The bytes behind a view URL. Raises NotFound once the image has expired."""
     image_id = env.signer.unsign("view", token, what="image link")
     with env.db.read() as s:
-        image = s.get(Image, image_id)
+        image = s.get(Image, image_id) if well_formed(image_id) else None
         if image is None or image.expired_at is not None:
             raise NotFound("this image has expired or was removed")
         sha, media = image.sha256, image.media_type
@@ -258,7 +276,7 @@ def usage(env: Env, actor: Actor) -> UsageRecord:
 
 
 def set_quota(env: Env, actor: Actor, quota_bytes: int | None) -> UsageRecord:
-    actor.require("admin", "change the storage quota")
+    permissions.require(actor, "set_quota")
     if quota_bytes is not None and not 0 <= quota_bytes < 2**62:
         raise InvalidInput("a quota is from 0 to 2^62 bytes, or none for no limit")
     with env.db.write() as s:

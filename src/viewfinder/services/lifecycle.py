@@ -21,6 +21,7 @@ from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import Conflict, Forbidden, InvalidInput
+from viewfinder.services import permissions
 from viewfinder.services.env import Actor
 from viewfinder.store.models import Thread
 
@@ -93,7 +94,7 @@ def refusal(actor: Actor, row: Thread, to: str) -> Forbidden | Conflict | Invali
     """Why moving the thread to ``to`` is refused for this actor, or None."""
     if to not in STATUSES:
         return InvalidInput(f"status is one of {', '.join(STATUSES)} (got {to!r})")
-    forbidden = actor.refusal("review", "resolve comments")
+    forbidden = permissions.refusal(actor, "resolve_comment")
     if forbidden is not None:
         return forbidden
     who = _MOVES.get((row.kind, row.status, to))

@@ -12,12 +12,14 @@ from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from viewfinder.errors import InvalidInput, NotFound, Unauthenticated
-from viewfinder.ids import new_id
+from viewfinder.errors import Conflict, InvalidInput, NotFound, Unauthenticated
+from viewfinder.ids import new_id, well_formed
+from viewfinder.services import permissions
 from viewfinder.services.env import ROLES, Actor, Env
 from viewfinder.services.records import (
     Record,
 )
+from viewfinder.services.text import check_text
 from viewfinder.store.models import ApiKey, Project, utcnow
 
 
@@ -90,7 +92,7 @@ def _insert_key(
         key_hash=hash_key(key),
         prefix=key[: len(KEY_PREFIX) + 6],
         roles=",".join(_check_roles(roles)),
-        label=label[:100] or kind,
+        label=check_text("label", label, maximum=100, minimum=0, multiline=False) or kind,
         kind=kind,
     )
     session.add(row)
@@ -100,9 +102,7 @@ def _insert_key(
 
 def create_project(env: Env, name: str) -> ProjectRecord:
     """A new, empty project. Raises InvalidInput for an empty or taken name."""
-    name = name.strip()
-    if not 1 <= len(name) <= 100:
-        raise InvalidInput("a project name is 1 to 100 characters")
+    name = check_text("a project name", name, maximum=100, multiline=False).strip()
     with env.db.write() as s:
         if s.scalar(select(Project).where(Project.name == name)):
             raise InvalidInput(f"a project named {name!r} exists already; choose another name")
@@ -152,7 +152,7 @@ def create_key(
     the only project. Raises Forbidden, NotFound or InvalidInput."""
     with env.db.write() as s:
         if actor is not None:
-            actor.require("admin", "create keys")
+            permissions.require(actor, "create_key")
             project_id = actor.project_id
         else:
             project_id = _find_project(s, project).id
@@ -176,7 +176,7 @@ def _find_project(s: Session, ref: str | None) -> Project:
 
 
 def list_keys(env: Env, actor: Actor) -> list[KeyRecord]:
-    actor.require("admin", "list keys")
+    permissions.require(actor, "list_keys")
     with env.db.read() as s:
         rows = s.scalars(
             select(ApiKey).where(ApiKey.project_id == actor.project_id).order_by(ApiKey.id)
@@ -185,11 +185,29 @@ def list_keys(env: Env, actor: Actor) -> list[KeyRecord]:
 
 
 def revoke_key(env: Env, actor: Actor, key_id: str) -> KeyRecord:
-    actor.require("admin", "revoke keys")
+    permissions.require(actor, "revoke_key")
     with env.db.write() as s:
-        row = s.get(ApiKey, key_id)
-        if row is None or row.project_id != actor.project_id:
-            raise NotFound(f"no key {key_id!r} in this project")
+        # Lock the project's keys: two admins revoking each other's keys at once must not
+        # leave none.
+        keys = list(
+            s.scalars(
+                select(ApiKey)
+                .where(ApiKey.project_id == actor.project_id)
+                .order_by(ApiKey.id)
+                .with_for_update()
+            )
+        )
+        row = next((k for k in keys if k.id == key_id), None)
+        if row is None:
+            raise NotFound(f"no key {key_id!r} in this project", key_id=key_id)
+        admins = [k for k in keys if k.revoked_at is None and "admin" in k.roles.split(",")]
+        if row.revoked_at is None and admins == [row]:
+            raise Conflict(
+                f"key {key_id} is this project's last admin key: revoking it would leave nobody "
+                "who can manage keys. Create another admin key first (viewfinder keys create "
+                "--role admin), then revoke this one.",
+                key_id=key_id,
+            )
         if row.revoked_at is None:
             row.revoked_at = utcnow()
         return _key_record(row)
@@ -215,7 +233,7 @@ def actor_for_key_id(env: Env, key_id: str) -> Actor:
     each request checks again that the key still exists and is not revoked.
     Raises Unauthenticated."""
     with env.db.read() as s:
-        row = s.get(ApiKey, key_id)
+        row = s.get(ApiKey, key_id) if well_formed(key_id) else None
         if row is None or row.revoked_at is not None:
             raise Unauthenticated("this sign-in's key is unknown or revoked: sign in again")
         return _actor(row)
@@ -243,7 +261,7 @@ def key_labels(env: Env, actor: Actor) -> dict[str, str]:
 def update_project(env: Env, actor: Actor, *, ignore_noise: bool | None = None) -> ProjectRecord:
     """Change the project's settings; a setting left None stays as it is. Comparisons made
     from now on follow them. Raises Forbidden (admin role), InvalidInput."""
-    actor.require("admin", "change the project's settings")
+    permissions.require(actor, "update_project")
     if ignore_noise is not None and not isinstance(ignore_noise, bool):
         raise InvalidInput(f"ignore_noise must be true or false (got {ignore_noise!r})")
     with env.db.write() as s:

@@ -14,10 +14,11 @@ from viewfinder.errors import InvalidInput
 from viewfinder.imaging import Mask
 from viewfinder.imaging.compare import check_unit
 from viewfinder.imaging.masks import MaskLike, parse_masks
-from viewfinder.services import comparisons, contexts, diffs, images, storage
+from viewfinder.services import comparisons, contexts, diffs, images, permissions, storage
 from viewfinder.services.diffs import DiffRecord
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
+from viewfinder.services.text import check_sha, check_text
 from viewfinder.store.models import Image
 
 
@@ -63,16 +64,20 @@ def push(
     Masks and a max_diff_ratio above 0 loosen what counts as a change, so they need the approve
     role. Nothing is stored when anything is refused. Raises InvalidInput, InvalidImage,
     ImageTooLarge, Forbidden, QuotaExceeded."""
-    actor.require("upload", "push screenshots")
+    permissions.require(actor, "push")
     name = images.check_name(name)
     variant = images.check_viewport(viewport)
     ratio = check_unit("max_diff_ratio", max_diff_ratio)
     mask_list = parse_masks(masks)
     if mask_list or ratio > 0:
         actor.require("approve", "push with masks or a max_diff_ratio above 0")
-    tag_list = sorted({t.strip() for t in tags if t.strip()})
-    if any(len(t) > 100 for t in tag_list) or len(tag_list) > 50:
-        raise InvalidInput("at most 50 tags of up to 100 characters each")
+    tag_list = sorted(
+        {check_text("a tag", t, maximum=100, multiline=False).strip() for t in tags} - {""}
+    )
+    if len(tag_list) > 50:
+        raise InvalidInput(f"at most 50 tags (got {len(tag_list)})")
+    if commit_sha is not None:
+        commit_sha = check_sha(commit_sha)
     ctype, key, ctx_repo, ctx_pr = contexts.parse_selector(
         context_key=context_key, context_type=context_type, pr_number=pr_number, repo=repo
     )

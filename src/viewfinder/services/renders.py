@@ -9,7 +9,8 @@ from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.imaging import Region, crop_regions, decode, png, read_header
-from viewfinder.services import comparisons, diffs, selectors
+from viewfinder.imaging.png import decode_rows
+from viewfinder.services import comparisons, diffs, scoping, selectors
 from viewfinder.services.env import Actor, Env
 from viewfinder.store.models import Image, Story
 
@@ -28,24 +29,25 @@ class Rendered:
 
 
 def _page(data: bytes, offset: int | None, height: int | None, label: str) -> Rendered:
-    """The whole image, or a band ``height`` px tall from ``offset`` when either is given."""
+    """The whole image, or a band ``height`` px tall from ``offset`` when either is given.
+    Neither decodes the whole image: the whole one needs only its header, a band only the rows
+    down to its bottom (a 10000x10000 screenshot stays out of memory)."""
+    header = read_header(data)
     if offset is None and height is None:
-        # The whole image needs only its size: reading the header spares a full decode.
-        header = read_header(data)
         return Rendered(label, data, header.width, header.height)
-    pixels = decode(data)
-    full_h, full_w = pixels.shape[:2]
     top = offset or 0
     size = height or PAGE_HEIGHT
     if top < 0 or size < 1:
         raise InvalidInput("pxPagination needs offset >= 0 and height >= 1")
-    if top >= full_h:
-        raise InvalidInput(f"offset {top} is past the image's bottom (it is {full_h} px tall)")
-    band = pixels[top : top + size]
-    note = f"rows {top}-{top + band.shape[0] - 1} of {full_h}"
-    if top + size < full_h:
+    if top >= header.height:
+        raise InvalidInput(
+            f"offset {top} is past the image's bottom (it is {header.height} px tall)"
+        )
+    band = decode_rows(data, top, size)
+    note = f"rows {top}-{top + band.shape[0] - 1} of {header.height}"
+    if top + size < header.height:
         note += f"; next page at offset {top + size}"
-    return Rendered(label, png.encode(band, level=3), full_w, band.shape[0], note)
+    return Rendered(label, png.encode(band, level=3), header.width, band.shape[0], note)
 
 
 def render_diff(
@@ -113,9 +115,7 @@ def story_image(
 ) -> Rendered:
     """A story's current image (its baseline's, for a removed story), unchanged ones included."""
     with env.db.read() as s:
-        story = s.get(Story, story_id)
-        if story is None or story.project_id != actor.project_id:
-            raise NotFound(f"no story {story_id!r} in this project")
+        story = scoping.owned(s, Story, story_id, actor, "story")
         image_id = story.image_id
         if image_id is None and story.baseline_id:
             from viewfinder.store.models import Baseline
@@ -149,5 +149,5 @@ def render(
     assert story_id is not None
     image = story_image(env, actor, story_id, offset=offset, height=height)
     with env.db.read() as s:
-        story = s.get(Story, story_id)
-        return [image], story.comparison_id if story is not None else None
+        story = scoping.owned(s, Story, story_id, actor, "story")
+        return [image], story.comparison_id

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput
-from viewfinder.services import baselines, builds, diffs
+from viewfinder.services import baselines, builds, diffs, permissions
 from viewfinder.services.baselines import BaselineRecord
 from viewfinder.services.builds.records import StoryRecord
 from viewfinder.services.diffs import DiffRecord
@@ -95,9 +95,9 @@ def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewRe
     """Record accept, deny or ignore. Accepting with the approve role also makes the candidate
     the baseline; with the review role alone the decision is recorded and the baseline waits
     for a person who can approve. Raises InvalidInput, Conflict, Forbidden, NotFound."""
+    permissions.require(actor, "review_diff")
     if decision not in DECISIONS:
         raise InvalidInput(f"decision must be accept, deny or ignore (got {decision!r})")
-    actor.require("review", "review diffs")
     with env.db.write() as s:
         row = diffs.get_row(s, actor, diff_id)
         updated = _decide(s, actor, row, decision)
@@ -126,7 +126,7 @@ def accept_build(
 ) -> AcceptBuildResult:
     """Accept every pending changed story of a build, or none: when any has an unresolved
     thread, nothing is accepted and those stories are named."""
-    actor.require("review", "review diffs")
+    permissions.require(actor, "accept_build")
     with env.db.write() as s:
         build = builds.resolve_selector(
             s, actor, build_id=build_id, commit_sha=commit_sha, pr_number=pr_number
@@ -179,7 +179,7 @@ def approve_diff(env: Env, actor: Actor, diff_id: str) -> ApproveResult:
     that PR's baseline (promoted to shared when the PR closes merged). Idempotent. Refused when
     the baseline changed since (push again), for an unapproved diff of a closed context, and
     while a comment thread is open. Raises Forbidden, Conflict, InvalidInput, NotFound."""
-    actor.require("approve", "approve diffs (change baselines)")
+    permissions.require(actor, "approve_diff")
     with env.db.write() as s:
         row = diffs.get_row(s, actor, diff_id)
         if row.approved_at is not None:

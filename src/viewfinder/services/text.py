@@ -3,10 +3,12 @@ refused by PostgreSQL and invisible in every view), checked once for every field
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from viewfinder.errors import InvalidInput
 
+_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 # Line breaks and tabs are text in a comment; every other control character is not.
 _MULTILINE_OK = frozenset("\n\r\t")
 
@@ -32,3 +34,14 @@ def check_text(
                 f"{position}: remove it"
             )
     return value
+
+
+def check_sha(sha: object) -> str:
+    """A commit id: 4 to 40 hexadecimal digits (a full SHA-1 or an abbreviation), lower-cased.
+    Raises InvalidInput."""
+    if not isinstance(sha, str) or not _SHA.match(sha):
+        raise InvalidInput(
+            f"commit_sha {sha!r} is not a commit id: 4 to 40 hexadecimal digits, e.g. the "
+            "output of `git rev-parse HEAD`"
+        )
+    return sha.lower()

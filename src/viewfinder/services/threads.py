@@ -13,9 +13,9 @@ from pydantic import Field, TypeAdapter, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from viewfinder.errors import Forbidden, InvalidInput, NotFound
+from viewfinder.errors import Forbidden, InvalidInput
 from viewfinder.ids import new_id
-from viewfinder.services import builds, diffs, images, lifecycle
+from viewfinder.services import builds, diffs, images, lifecycle, permissions, scoping
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     Anchor,
@@ -138,10 +138,7 @@ def _record(actor: Actor, row: Thread, replies: list[Thread] = ()) -> ThreadReco
 
 
 def _get(s: Session, actor: Actor, comment_id: str) -> Thread:
-    row = s.get(Thread, comment_id)
-    if row is None or row.project_id != actor.project_id:
-        raise NotFound(f"no comment {comment_id!r} in this project", comment_id=comment_id)
-    return row
+    return scoping.owned(s, Thread, comment_id, actor, "comment")
 
 
 def _new(actor: Actor, on: On, body: str, **fields: Any) -> Thread:
@@ -223,7 +220,7 @@ def create_thread(
     severity: str | None = None,
 ) -> ThreadRecord:
     """Open a thread on a subject. Raises InvalidInput, Forbidden, NotFound."""
-    actor.require("review", "comment on diffs")
+    permissions.require(actor, "comment")
     body = check_body(body)
     anchor_value = check_anchor(anchor)
     if kind not in lifecycle.KINDS:
@@ -253,7 +250,7 @@ def reply(
 ) -> ThreadRecord:
     """Reply to a thread; the reply takes the thread's subject and side and has no anchor.
     Replying to a resolved comment thread reopens it. Raises InvalidInput for an anchor."""
-    actor.require("review", "comment on diffs")
+    permissions.require(actor, "comment")
     if anchor is not None:
         raise InvalidInput("a reply has no anchor: it belongs to its thread's place")
     body = check_body(body)
@@ -281,6 +278,7 @@ def post_comment(
 ) -> ThreadRecord:
     """A new thread on a diff (``diff_id``), or a reply to a thread (``parent_id``; a diff_id
     given with it must be that thread's). Raises InvalidInput, Forbidden, NotFound."""
+    permissions.require(actor, "comment")
     if parent_id is None:
         if diff_id is None:
             raise InvalidInput("give the diff to open a thread on, or the thread to reply to")
@@ -303,7 +301,7 @@ def _require_author(actor: Actor, row: Thread, what: str) -> None:
 
 
 def update_comment(env: Env, actor: Actor, comment_id: str, body: str) -> ThreadRecord:
-    actor.require("review", "comment on diffs")
+    permissions.require(actor, "comment")
     body = check_body(body)
     with env.db.write() as s:
         row = _get(s, actor, comment_id)
@@ -326,6 +324,7 @@ def _move(root: Thread, to: str, actor: Actor) -> None:
 def set_status(env: Env, actor: Actor, comment_id: str, status: str) -> ThreadRecord:
     """Move the thread a comment belongs to (see lifecycle.py for who may move what where).
     Idempotent. Raises InvalidInput, Conflict, Forbidden, NotFound."""
+    permissions.require(actor, "resolve_comment")
     with env.db.write() as s:
         row = _get(s, actor, comment_id)
         root = _get(s, actor, row.parent_id) if row.parent_id else row
@@ -334,8 +333,6 @@ def set_status(env: Env, actor: Actor, comment_id: str, status: str) -> ThreadRe
             if refused is not None:
                 raise refused
             _move(root, status, actor)
-        else:
-            actor.require("review", "resolve comments")
         replies = list(s.scalars(select(Thread).where(Thread.parent_id == root.id)))
         return _record(actor, root, replies)
 
@@ -350,7 +347,7 @@ def resolve_comment(
 
 def delete_comment(env: Env, actor: Actor, comment_id: str) -> ThreadRecord:
     """Delete a comment; deleting a thread's first comment deletes its replies."""
-    actor.require("review", "delete comments")
+    permissions.require(actor, "delete_comment")
     with env.db.write() as s:
         row = _get(s, actor, comment_id)
         _require_author(actor, row, "delete")

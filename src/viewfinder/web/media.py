@@ -8,15 +8,14 @@ in memory, so a build page of 500 stories costs one small WebP per story actuall
 
 from __future__ import annotations
 
-import io
 import threading
 from collections import OrderedDict
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
-from PIL import Image as PILImage
 
+from viewfinder.imaging import thumbs
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import builds, images, renders
 from viewfinder.services.env import Actor, Env
@@ -65,17 +64,7 @@ _cache = ThumbCache(CACHE_BYTES)
 
 
 def thumbnail(data: bytes) -> bytes:
-    """The top of a screenshot, at most THUMB_WIDTH x THUMB_HEIGHT: a tall page shrunk whole
-    would be an unreadable sliver, its top is what people recognise."""
-    with PILImage.open(io.BytesIO(data)) as image:
-        image.load()
-        width, height = image.size
-        keep = min(height, max(1, round(width * THUMB_HEIGHT / THUMB_WIDTH)))
-        top = image.crop((0, 0, width, keep)).convert("RGB")
-        top.thumbnail((THUMB_WIDTH, THUMB_HEIGHT), PILImage.Resampling.LANCZOS, reducing_gap=2.0)
-        out = io.BytesIO()
-        top.save(out, "WEBP", quality=80, method=4)
-        return out.getvalue()
+    return thumbs.thumbnail(data, THUMB_WIDTH, THUMB_HEIGHT)
 
 
 def _story_thumb(env: Env, actor: Actor, story_id: str) -> bytes:

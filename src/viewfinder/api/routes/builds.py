@@ -3,10 +3,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, read_body, read_form
+from viewfinder.api.deps import IMAGE_BODY, ActorDep, EnvDep, op, read_body, read_form
 from viewfinder.errors import InvalidInput
+from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import builds, reviews
 from viewfinder.services.builds.records import BuildDetail, BuildRecord, StoryList, StoryRecord
@@ -16,14 +17,14 @@ from viewfinder.services.reviews import AcceptBuildResult
 router = APIRouter(tags=["builds"])
 
 
-class NewBuild(BaseModel):
+class NewBuild(Body):
     commit_sha: str = Field(description="The commit the screenshots were taken of.")
     branch: str | None = None
     repo: str | None = Field(None, description="owner/name; needed with pr_number.")
     pr_number: int | None = None
 
 
-@router.post("/builds", status_code=201)
+@router.post("/builds", status_code=201, **op("create_build"))
 async def create_build(
     body: NewBuild,
     env: EnvDep,
@@ -42,7 +43,7 @@ async def create_build(
     )
 
 
-@router.get("/builds")
+@router.get("/builds", **op("list_builds"))
 async def list_builds(
     env: EnvDep,
     actor: ActorDep,
@@ -68,7 +69,7 @@ async def list_builds(
     )
 
 
-@router.get("/build")
+@router.get("/build", **op("get_build"))
 async def find_build(
     env: EnvDep,
     actor: ActorDep,
@@ -89,7 +90,7 @@ async def find_build(
     )
 
 
-@router.get("/builds/{build_id}")
+@router.get("/builds/{build_id}", **op("get_build"))
 async def get_build(
     build_id: str,
     env: EnvDep,
@@ -99,7 +100,7 @@ async def get_build(
     return await call(builds.get_build, env, actor, build_id=build_id, limit=limit)
 
 
-@router.put("/builds/{build_id}/stories", status_code=201)
+@router.put("/builds/{build_id}/stories", status_code=201, **op("add_stories", IMAGE_BODY))
 async def upload_story(
     build_id: str,
     request: Request,
@@ -136,7 +137,11 @@ BATCH_BODY = {
 }
 
 
-@router.post("/builds/{build_id}/stories", status_code=201, openapi_extra=BATCH_BODY)
+@router.post(
+    "/builds/{build_id}/stories",
+    status_code=201,
+    **op("add_stories", BATCH_BODY),
+)
 async def upload_stories(
     build_id: str, request: Request, env: EnvDep, actor: ActorDep
 ) -> list[StoryRecord]:
@@ -161,13 +166,13 @@ async def upload_stories(
     return await call(builds.add_stories, env, actor, build_id, uploads)
 
 
-@router.post("/builds/{build_id}/finalize")
+@router.post("/builds/{build_id}/finalize", **op("finalize_build"))
 async def finalize_build(build_id: str, env: EnvDep, actor: ActorDep) -> BuildRecord:
     """No more uploads: baselines without a story are reported removed."""
     return await call(builds.finalize_build, env, actor, build_id)
 
 
-@router.get("/builds/{build_id}/stories")
+@router.get("/builds/{build_id}/stories", **op("list_build_stories"))
 async def list_build_stories(
     build_id: str,
     env: EnvDep,
@@ -181,12 +186,12 @@ async def list_build_stories(
     )
 
 
-@router.post("/builds/{build_id}/accept")
+@router.post("/builds/{build_id}/accept", **op("accept_build"))
 async def accept_build(build_id: str, env: EnvDep, actor: ActorDep) -> AcceptBuildResult:
     """Accept every pending change, or nothing while a story has an open comment thread."""
     return await call(reviews.accept_build, env, actor, build_id=build_id)
 
 
-@router.get("/stories/{story_id}")
+@router.get("/stories/{story_id}", **op("get_story"))
 async def get_story(story_id: str, env: EnvDep, actor: ActorDep) -> StoryRecord:
     return await call(builds.get_story, env, actor, story_id)

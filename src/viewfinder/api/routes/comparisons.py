@@ -5,29 +5,36 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from viewfinder.api.deps import ActorDep, EnvDep
+from viewfinder.api.deps import ActorDep, EnvDep, op
 from viewfinder.imaging.masks import MAX_MASKS
+from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import comparisons
 from viewfinder.services.comparisons import ComparisonRecord
-from viewfinder.services.records import MaskRecord
 
 router = APIRouter(tags=["comparisons"])
 
 
-class CompareBody(BaseModel):
+class MaskBody(Body):
+    x: int = Field(ge=0)
+    y: int = Field(ge=0)
+    width: int = Field(ge=1)
+    height: int = Field(ge=1)
+
+
+class CompareBody(Body):
     base_image_id: str = Field(description="The image compared against (img_...).")
     image_id: str = Field(description="The candidate image (img_...).")
-    masks: list[MaskRecord] = Field(
+    masks: list[MaskBody] = Field(
         default_factory=list, max_length=MAX_MASKS, description="Rectangles left out, in pixels."
     )
     max_diff_ratio: float = Field(0.0, ge=0, le=1)
     threshold: float = Field(0.1, ge=0, le=1)
 
 
-@router.post("/comparisons", status_code=201)
+@router.post("/comparisons", status_code=201, **op("compare_images"))
 async def compare_images(
     body: CompareBody,
     env: EnvDep,
@@ -51,6 +58,6 @@ async def compare_images(
     return record
 
 
-@router.get("/comparisons/{comparison_id}")
+@router.get("/comparisons/{comparison_id}", **op("get_comparison"))
 async def get_comparison(comparison_id: str, env: EnvDep, actor: ActorDep) -> ComparisonRecord:
     return await call(comparisons.get_comparison, env, actor, comparison_id)

@@ -7,8 +7,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, read_body
+from viewfinder.api.deps import IMAGE_BODY, ActorDep, EnvDep, op, read_body
 from viewfinder.imaging.masks import MAX_MASKS
+from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import baselines, contexts, diffs, images, prs, pushes
 from viewfinder.services.baselines import BaselineRecord
@@ -22,7 +23,7 @@ from viewfinder.services.records import Page
 router = APIRouter(tags=["delivery"])
 
 
-@router.post("/images", status_code=201)
+@router.post("/images", status_code=201, **op("push", IMAGE_BODY))
 async def push(
     request: Request,
     env: EnvDep,
@@ -75,7 +76,7 @@ def _mask(text: str) -> list[int] | str:
         return text
 
 
-@router.get("/images/{image_id}")
+@router.get("/images/{image_id}", **op("get_image"))
 async def get_image(image_id: str, env: EnvDep, actor: ActorDep) -> ImageRecord:
     return await call(images.get_image, env, actor, image_id)
 
@@ -85,26 +86,26 @@ class NoDiff(BaseModel):
     state: Literal["none"] = "none"
 
 
-@router.get("/images/{image_id}/diff")
+@router.get("/images/{image_id}/diff", **op("get_diff"))
 async def image_diff(image_id: str, env: EnvDep, actor: ActorDep) -> DiffRecord | NoDiff:
     """The newest comparison of a pushed image (state none when it was never compared)."""
     found = await call(diffs.latest_for_image, env, actor, image_id)
     return found if found is not None else NoDiff(image_id=image_id)
 
 
-@router.post("/images/{image_id}/expire")
+@router.post("/images/{image_id}/expire", **op("expire_image"))
 async def expire_image(image_id: str, env: EnvDep, actor: ActorDep) -> ImageRecord:
     return await call(images.expire_image, env, actor, image_id)
 
 
-@router.get("/contexts")
+@router.get("/contexts", **op("list_contexts"))
 async def list_contexts(
     env: EnvDep, actor: ActorDep, status: Literal["open", "closed"] | None = None
 ) -> list[ContextRecord]:
     return await call(contexts.list_contexts, env, actor, status=status)
 
 
-class CloseBody(BaseModel):
+class CloseBody(Body):
     context_key: str | None = None
     context_type: Literal["github_pr", "manual"] | None = None
     pr_number: int | None = None
@@ -114,12 +115,12 @@ class CloseBody(BaseModel):
     )
 
 
-@router.post("/contexts/close")
+@router.post("/contexts/close", **op("close_context"))
 async def close_context(body: CloseBody, env: EnvDep, actor: ActorDep) -> CloseResult:
     return await call(contexts.close_context, env, actor, **body.model_dump())
 
 
-class PolicyBody(BaseModel):
+class PolicyBody(Body):
     context_key: str | None = None
     context_type: Literal["github_pr", "manual"] | None = None
     pr_number: int | None = None
@@ -128,13 +129,13 @@ class PolicyBody(BaseModel):
     ttl_seconds: int | None = Field(None, description="With ttl: seconds an image stays.")
 
 
-@router.post("/contexts/policy")
+@router.post("/contexts/policy", **op("set_policy"))
 async def set_policy(body: PolicyBody, env: EnvDep, actor: ActorDep) -> ContextRecord:
     """When the context's images expire: on close (default), after a TTL, or never."""
     return await call(contexts.set_policy, env, actor, **body.model_dump())
 
 
-@router.get("/baselines")
+@router.get("/baselines", **op("list_baselines"))
 async def list_baselines(
     env: EnvDep,
     actor: ActorDep,
@@ -154,12 +155,12 @@ async def list_baselines(
     )
 
 
-@router.delete("/baselines/{baseline_id}")
+@router.delete("/baselines/{baseline_id}", **op("delete_baseline"))
 async def delete_baseline(baseline_id: str, env: EnvDep, actor: ActorDep) -> BaselineRecord:
     return await call(baselines.delete_baseline, env, actor, baseline_id)
 
 
-@router.get("/prs/{owner}/{name}/{pr_number}/changeset")
+@router.get("/prs/{owner}/{name}/{pr_number}/changeset", **op("get_pr_changeset"))
 async def changeset(
     owner: str,
     name: str,
@@ -177,7 +178,7 @@ class Markdown(BaseModel):
     markdown: str
 
 
-@router.get("/prs/{owner}/{name}/{pr_number}/comment")
+@router.get("/prs/{owner}/{name}/{pr_number}/comment", **op("pr_comment"))
 async def pr_comment(
     owner: str, name: str, pr_number: int, env: EnvDep, actor: ActorDep
 ) -> Markdown:

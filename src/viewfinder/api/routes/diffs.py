@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from viewfinder.api.deps import ActorDep, EnvDep
+from viewfinder.api.deps import ActorDep, EnvDep, op
+from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import diffs, renders, reviews, threads
 from viewfinder.services.diffs import DiffRecord
@@ -15,21 +16,21 @@ from viewfinder.services.threads import ThreadRecord
 router = APIRouter(tags=["diffs"])
 
 
-@router.get("/diffs/{diff_id}")
+@router.get("/diffs/{diff_id}", **op("get_diff"))
 async def get_diff(diff_id: str, env: EnvDep, actor: ActorDep) -> DiffRecord:
     return await call(diffs.get_diff, env, actor, diff_id)
 
 
-class ReviewBody(BaseModel):
+class ReviewBody(Body):
     decision: Literal["accept", "deny", "ignore"]
 
 
-@router.post("/diffs/{diff_id}/review")
+@router.post("/diffs/{diff_id}/review", **op("review_diff"))
 async def review_diff(diff_id: str, body: ReviewBody, env: EnvDep, actor: ActorDep) -> ReviewResult:
     return await call(reviews.review_diff, env, actor, diff_id, body.decision)
 
 
-@router.post("/diffs/{diff_id}/approve")
+@router.post("/diffs/{diff_id}/approve", **op("approve_diff"))
 async def approve_diff(diff_id: str, env: EnvDep, actor: ActorDep) -> ApproveResult:
     """Make the candidate the baseline it was compared with (needs the approve role)."""
     return await call(reviews.approve_diff, env, actor, diff_id)
@@ -40,7 +41,7 @@ PNG: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("/diffs/{diff_id}/image", responses=PNG, response_class=Response)
+@router.get("/diffs/{diff_id}/image", responses=PNG, response_class=Response, **op("render"))
 async def diff_image(
     diff_id: str,
     env: EnvDep,
@@ -62,7 +63,7 @@ async def diff_image(
     return Response(chosen.png, media_type="image/png", headers=headers)
 
 
-@router.get("/stories/{story_id}/image", responses=PNG, response_class=Response)
+@router.get("/stories/{story_id}/image", responses=PNG, response_class=Response, **op("render"))
 async def story_image(
     story_id: str,
     env: EnvDep,
@@ -75,7 +76,7 @@ async def story_image(
     return Response(image.png, media_type="image/png")
 
 
-class NewComment(BaseModel):
+class NewComment(Body):
     body: str = Field(description="1 to 4000 characters.")
     anchor: dict[str, Any] | None = Field(
         None, description="{type: point|rect|path, ...} in coordinates normalised 0..1."
@@ -83,11 +84,11 @@ class NewComment(BaseModel):
     side: Literal["after", "before"] = "after"
 
 
-class CommentBody(BaseModel):
+class CommentBody(Body):
     body: str
 
 
-@router.get("/diffs/{diff_id}/comments")
+@router.get("/diffs/{diff_id}/comments", **op("list_comments"))
 async def list_comments(
     diff_id: str,
     env: EnvDep,
@@ -97,7 +98,7 @@ async def list_comments(
     return await call(threads.list_comments, env, actor, diff_id, status=status)
 
 
-@router.post("/diffs/{diff_id}/comments", status_code=201)
+@router.post("/diffs/{diff_id}/comments", status_code=201, **op("comment"))
 async def create_comment(
     diff_id: str, body: NewComment, env: EnvDep, actor: ActorDep
 ) -> ThreadRecord:
@@ -106,23 +107,23 @@ async def create_comment(
     )
 
 
-@router.post("/comments/{comment_id}/replies", status_code=201)
+@router.post("/comments/{comment_id}/replies", status_code=201, **op("comment"))
 async def reply(comment_id: str, body: CommentBody, env: EnvDep, actor: ActorDep) -> ThreadRecord:
     return await call(threads.reply, env, actor, comment_id, body.body)
 
 
-@router.patch("/comments/{comment_id}")
+@router.patch("/comments/{comment_id}", **op("comment"))
 async def update_comment(
     comment_id: str, body: CommentBody, env: EnvDep, actor: ActorDep
 ) -> ThreadRecord:
     return await call(threads.update_comment, env, actor, comment_id, body.body)
 
 
-@router.post("/comments/{comment_id}/resolve")
+@router.post("/comments/{comment_id}/resolve", **op("resolve_comment"))
 async def resolve_comment(comment_id: str, env: EnvDep, actor: ActorDep) -> ThreadRecord:
     return await call(threads.resolve_comment, env, actor, comment_id)
 
 
-@router.delete("/comments/{comment_id}")
+@router.delete("/comments/{comment_id}", **op("delete_comment"))
 async def delete_comment(comment_id: str, env: EnvDep, actor: ActorDep) -> ThreadRecord:
     return await call(threads.delete_comment, env, actor, comment_id)

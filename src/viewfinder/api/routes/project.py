@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from viewfinder.api.deps import ActorDep, EnvDep
+from viewfinder.api.deps import ActorDep, EnvDep, op
+from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import images, projects, urls
 from viewfinder.services.images import UsageRecord
@@ -17,12 +18,12 @@ router = APIRouter(tags=["project"])
 public = APIRouter(tags=["files"])
 
 
-@router.get("/project")
+@router.get("/project", **op("whoami"))
 async def whoami(env: EnvDep, actor: ActorDep) -> ProjectRecord:
     return await call(projects.whoami, env, actor)
 
 
-class ProjectSettings(BaseModel):
+class ProjectSettings(Body):
     model_config = ConfigDict(extra="forbid")
 
     ignore_noise: bool | None = Field(
@@ -32,19 +33,19 @@ class ProjectSettings(BaseModel):
     )
 
 
-@router.patch("/project")
+@router.patch("/project", **op("update_project"))
 async def update_project(body: ProjectSettings, env: EnvDep, actor: ActorDep) -> ProjectRecord:
     """Change the project's settings (admin role); settings left out stay as they are."""
     return await call(projects.update_project, env, actor, ignore_noise=body.ignore_noise)
 
 
-class KeyRequest(BaseModel):
+class KeyRequest(Body):
     roles: list[str]
     label: str = ""
     kind: str = "person"
 
 
-@router.post("/keys", status_code=201)
+@router.post("/keys", status_code=201, **op("create_key"))
 async def create_key(body: KeyRequest, env: EnvDep, actor: ActorDep) -> NewKey:
     """A new key for this project (admin role). The key is in the response, once."""
     return await call(
@@ -52,26 +53,26 @@ async def create_key(body: KeyRequest, env: EnvDep, actor: ActorDep) -> NewKey:
     )
 
 
-@router.get("/keys")
+@router.get("/keys", **op("list_keys"))
 async def list_keys(env: EnvDep, actor: ActorDep) -> list[KeyRecord]:
     return await call(projects.list_keys, env, actor)
 
 
-@router.post("/keys/{key_id}/revoke")
+@router.post("/keys/{key_id}/revoke", **op("revoke_key"))
 async def revoke_key(key_id: str, env: EnvDep, actor: ActorDep) -> KeyRecord:
     return await call(projects.revoke_key, env, actor, key_id)
 
 
-@router.get("/usage")
+@router.get("/usage", **op("usage"))
 async def usage(env: EnvDep, actor: ActorDep) -> UsageRecord:
     return await call(images.usage, env, actor)
 
 
-class QuotaBody(BaseModel):
+class QuotaBody(Body):
     quota_bytes: int | None
 
 
-@router.put("/usage/quota")
+@router.put("/usage/quota", **op("set_quota"))
 async def set_quota(body: QuotaBody, env: EnvDep, actor: ActorDep) -> UsageRecord:
     return await call(images.set_quota, env, actor, body.quota_bytes)
 
@@ -81,14 +82,14 @@ IMAGE: dict[int | str, dict[str, Any]] = {
 }
 
 
-@public.get("/api/v1/files/{token}", responses=IMAGE, response_class=Response)
+@public.get("/api/v1/files/{token}", responses=IMAGE, response_class=Response, **op("open_file"))
 async def signed_file(token: str, env: EnvDep) -> Response:
     """A stored image behind a signed, expiring link (no key needed)."""
     data = await call(urls.open_file, env, token)
     return Response(data, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
 
 
-@public.get("/v/{token}", responses=IMAGE, response_class=Response)
+@public.get("/v/{token}", responses=IMAGE, response_class=Response, **op("delivered_image"))
 async def delivered(token: str, env: EnvDep) -> Response:
     """A pushed image's delivery link, as pasted into PRs: it works until the image expires."""
     data, media = await call(images.delivered_image, env, token)

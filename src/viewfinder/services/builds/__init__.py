@@ -9,7 +9,6 @@ from viewfinder.services.builds.reading import (
     LISTED_STATES,
     build_record,
     build_url,
-    check_sha,
     counts,
     get_build,
     get_story,
@@ -31,6 +30,7 @@ from viewfinder.services.builds.writing import (
     settle_story,
     story_state,
 )
+from viewfinder.services.text import check_sha
 
 __all__ = [
     "BUILDS_DEFAULT",

@@ -3,14 +3,13 @@ regressions first), selecting a build by id, commit or PR, and listing builds.""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput, NotFound
-from viewfinder.services import comparisons, contexts, diffs, lifecycle, selectors
+from viewfinder.services import comparisons, contexts, diffs, lifecycle, scoping, selectors
 from viewfinder.services.builds.records import (
     BuildDetail,
     BuildRecord,
@@ -21,19 +20,12 @@ from viewfinder.services.builds.records import (
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.pagination import Cursor, page_limit
 from viewfinder.services.records import Page, Urls
-from viewfinder.services.text import check_text
+from viewfinder.services.text import check_sha, check_text
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import Baseline, Build, Comparison, Image, Story, Thread
 
-_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 LISTED_STATES = ("changed", "new", "removed", "failed", "unchanged")
 BUILDS_DEFAULT, BUILDS_MAX = 20, 100
-
-
-def check_sha(sha: str) -> str:
-    if not isinstance(sha, str) or not _SHA.match(sha):
-        raise InvalidInput(f"commit_sha {sha!r} is not a hexadecimal commit id (4 to 64 digits)")
-    return sha.lower()
 
 
 def _get_build(s: Session, actor: Actor, build_id: str, lock: str | None = None) -> Build:
@@ -42,10 +34,7 @@ def _get_build(s: Session, actor: Actor, build_id: str, lock: str | None = None)
     not be finalized while a story is being added, nor completed by two transactions that
     each miss the other's last comparison."""
     options: dict[str, bool] | bool = {"read": True} if lock == "share" else lock == "update"
-    build = s.get(Build, build_id, with_for_update=options)
-    if build is None or build.project_id != actor.project_id:
-        raise NotFound(f"no build {build_id!r} in this project")
-    return build
+    return scoping.owned(s, Build, build_id, actor, "build", lock=options)
 
 
 def counts(s: Session, build_id: str) -> Counts:
@@ -331,7 +320,5 @@ def list_builds(
 
 def get_story(env: Env, actor: Actor, story_id: str) -> StoryRecord:
     with env.db.read() as s:
-        story = s.get(Story, story_id)
-        if story is None or story.project_id != actor.project_id:
-            raise NotFound(f"no story {story_id!r} in this project")
+        story = scoping.owned(s, Story, story_id, actor, "story")
         return story_records(env, s, [story])[0]

@@ -13,18 +13,25 @@ from sqlalchemy.orm import Session
 from viewfinder.errors import Conflict, InvalidInput
 from viewfinder.ids import new_id
 from viewfinder.jobs import registry
-from viewfinder.services import baselines, comparisons, contexts, diffs, images, storage
+from viewfinder.services import (
+    baselines,
+    comparisons,
+    contexts,
+    diffs,
+    images,
+    permissions,
+    storage,
+)
 from viewfinder.services.builds.reading import (
     _get_build,
     build_record,
-    check_sha,
     counts,
     story_records,
     verdict_of,
 )
 from viewfinder.services.builds.records import BuildRecord, StoryRecord
 from viewfinder.services.env import Actor, Env
-from viewfinder.services.text import check_text
+from viewfinder.services.text import check_sha, check_text
 from viewfinder.store.models import Build, Comparison, Context, Image, Project, Story, utcnow
 
 # A story's place among its build's stories of the same state: likely regressions first.
@@ -86,7 +93,7 @@ def create_build(
     """Open a build to upload stories into. A PR number needs the repo. With an
     ``idempotency_key``, opening the same build again (a retry) returns the first one.
     Raises InvalidInput, Forbidden, Conflict (the key names another commit's build)."""
-    actor.require("upload", "upload screenshots")
+    permissions.require(actor, "create_build")
     sha = check_sha(commit_sha)
     repo = contexts.check_repo(repo)
     pr_number = contexts.check_pr(pr_number)
@@ -164,14 +171,16 @@ def add_stories(
     checked before anything is stored. Uploading the same bytes again under the same name is a
     no-op (safe to retry); other bytes under a taken name conflict.
     Raises InvalidInput, InvalidImage, ImageTooLarge, QuotaExceeded, Conflict, NotFound."""
-    actor.require("upload", "upload screenshots")
+    permissions.require(actor, "add_stories")
     if not 1 <= len(uploads) <= MAX_BATCH:
         raise InvalidInput(f"send 1 to {MAX_BATCH} stories at a time (got {len(uploads)})")
+    known = images.known_blobs(env, (u.data for u in uploads))
     checked: list[tuple[str, str, images.CheckedFile]] = []
     for upload in uploads:
         name = images.check_name(upload.name)
         variant = images.check_viewport(upload.variant)
-        checked.append((name, variant, images.check_png(env, upload.data, what=f"story {name!r}")))
+        what = f"story {name!r}"
+        checked.append((name, variant, images.check_png(env, upload.data, what=what, known=known)))
     keys = [(name, variant) for name, variant, _ in checked]
     if len(set(keys)) != len(keys):
         raise InvalidInput("the same story name and variant appears twice in one upload")
@@ -264,7 +273,7 @@ def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:
     """Close the build for uploads. Its new stories become baselines now (a build never
     finalized registers nothing); the stories its predecessor had and it has not are reported
     removed; it completes when its last comparison does. Idempotent."""
-    actor.require("upload", "upload screenshots")
+    permissions.require(actor, "finalize_build")
     with env.db.write() as s:
         build = _get_build(s, actor, build_id, lock="update")
         if build.status != "uploading":

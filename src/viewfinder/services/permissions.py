@@ -1,0 +1,102 @@
+"""Which role each service operation needs, declared once. Every service that changes
+something calls ``require(actor, "<operation>")`` before anything else; every front door names
+the operation each of its routes, tools and actions carries out, and a test walks them all with
+a key of each role (tests/test_roles.py). An operation missing here cannot be named.
+
+Roles imply others (services/env.py): admin can do everything, approve can review.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from viewfinder.errors import Forbidden
+from viewfinder.services.env import Actor
+
+
+@dataclass(frozen=True)
+class Needs:
+    """``role`` None: any key of the project may; ``action`` is how a refusal words it;
+    ``public``: no key at all (a signed link carries its own authorisation)."""
+
+    role: str | None
+    action: str
+    public: bool = False
+
+
+def _read(action: str) -> Needs:
+    return Needs(None, action)
+
+
+OPERATIONS: dict[str, Needs] = {
+    # reading: any key of the project
+    "whoami": _read("read the project"),
+    "usage": _read("read the storage use"),
+    "list_builds": _read("list builds"),
+    "get_build": _read("read a build"),
+    "list_build_stories": _read("list a build's stories"),
+    "get_story": _read("read a story"),
+    "get_diff": _read("read a diff"),
+    "render": _read("render images of a diff"),
+    "list_comments": _read("read comments"),
+    "get_comparison": _read("read a comparison"),
+    "get_image": _read("read an image"),
+    "list_contexts": _read("list contexts"),
+    "list_baselines": _read("list baselines"),
+    "get_pr_changeset": _read("read a pull request's changes"),
+    "pr_comment": _read("write a pull request's comment body"),
+    # no key: the health check, and signed links (which carry their own authorisation)
+    "health": Needs(None, "check that the server is up", public=True),
+    "open_file": Needs(None, "open a signed file link", public=True),
+    "delivered_image": Needs(None, "open a pushed image's link", public=True),
+    # uploading (CI)
+    "create_build": Needs("upload", "upload screenshots"),
+    "add_stories": Needs("upload", "upload screenshots"),
+    "finalize_build": Needs("upload", "upload screenshots"),
+    "push": Needs("upload", "push screenshots"),
+    "compare_images": Needs("upload", "compare images"),
+    "set_policy": Needs("upload", "set a context's expiry policy"),
+    # expiring stops a delivery: the role that pushes (or approve, which implies it not, so
+    # both are named in the refusal's advice) and never a review-only key
+    "expire_image": Needs("upload", "expire images"),
+    # closing a manual context expires its images; closing a PR context also promotes or
+    # discards its baselines, which needs approve (checked by contexts.close_context)
+    "close_context": Needs("upload", "close contexts"),
+    # reviewing (agents)
+    "review_diff": Needs("review", "review diffs"),
+    "accept_build": Needs("review", "review diffs"),
+    "comment": Needs("review", "comment on diffs"),
+    "resolve_comment": Needs("review", "resolve comments"),
+    "delete_comment": Needs("review", "delete comments"),
+    # approving (people who own the baselines)
+    "approve_diff": Needs("approve", "approve diffs (change baselines)"),
+    "delete_baseline": Needs("approve", "delete baselines"),
+    "settle_baselines": Needs(
+        "approve", "close PR contexts (closing promotes or discards their baselines)"
+    ),
+    # administering
+    "update_project": Needs("admin", "change the project's settings"),
+    "set_quota": Needs("admin", "change the storage quota"),
+    "list_keys": Needs("admin", "list keys"),
+    "create_key": Needs("admin", "create keys"),
+    "revoke_key": Needs("admin", "revoke keys"),
+}
+
+
+def needs(operation: str) -> Needs:
+    """The declaration of an operation. Raises KeyError for one nobody declared."""
+    return OPERATIONS[operation]
+
+
+def refusal(actor: Actor, operation: str) -> Forbidden | None:
+    """The Forbidden error for an actor who may not carry out the operation, else None."""
+    declared = OPERATIONS[operation]
+    return None if declared.role is None else actor.refusal(declared.role, declared.action)
+
+
+def require(actor: Actor, operation: str) -> None:
+    """Raise Forbidden, naming the role to ask for, when the actor may not carry out the
+    operation."""
+    declared = OPERATIONS[operation]
+    if declared.role is not None:
+        actor.require(declared.role, declared.action)
