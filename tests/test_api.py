@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -119,3 +120,76 @@ def test_stories_upload_in_one_multipart_request(client: TestClient, keys: Keys)
         "invalid_input",
         "multipart/form-data",
     )
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs", "field"),
+    [
+        (
+            "post",
+            "/api/v1/builds",
+            {"json": {"commit_sha": "abcd", "branch": "ma\x00in"}},
+            "branch",
+        ),
+        ("post", "/api/v1/builds", {"json": {"commit_sha": "ab\x00cd"}}, "commit_sha"),
+        ("get", "/api/v1/builds?branch=x%00", {}, "branch"),
+        ("get", "/api/v1/baselines?name=x%00", {}, "name"),
+        ("post", "/api/v1/keys", {"json": {"roles": ["review"], "label": "a\x00"}}, "label"),
+        ("post", "/api/v1/contexts/close", {"json": {"context_key": "a\x00b"}}, "context_key"),
+        ("post", "/api/v1/images?name=a%00&context_key=x", {}, "name"),
+    ],
+)
+def test_control_characters_are_refused_on_both_databases(
+    client: TestClient, keys: Keys, method: str, path: str, kwargs: dict[str, Any], field: str
+) -> None:
+    if path.startswith("/api/v1/images"):
+        kwargs["content"] = shot()
+    answer = client.request(method, path, headers=auth(keys, "admin"), **kwargs)
+    assert answer.status_code == 400, answer.text
+    assert field in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/builds/bld_%00", "/api/v1/diffs/dif_x%00y", "/api/v1/images/..%2F..%2Fetc"]
+)
+def test_ids_that_cannot_be_ids_read_as_not_found(
+    client: TestClient, keys: Keys, path: str
+) -> None:
+    answer = client.get(path, headers=auth(keys, "ci"))
+    assert answer.status_code == 404, answer.text
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/v1/builds", {"commit_sha": "abcd", "pr_number": True, "repo": "o/r"}, "pr_number"),
+        ("/api/v1/builds", {"commit_sha": "abcd", "pr_number": "5", "repo": "o/r"}, "pr_number"),
+        ("/api/v1/usage/quota", {"quota_bytes": False}, "quota_bytes"),
+        ("/api/v1/project", {"ignore_noise": 1}, "ignore_noise"),
+        ("/api/v1/builds", {"commit_sha": "abcd", "colour": "red"}, "colour"),
+    ],
+)
+def test_numbers_and_booleans_are_strict_and_unknown_fields_refused(
+    client: TestClient, keys: Keys, path: str, body: dict[str, Any], field: str
+) -> None:
+    method = {"/api/v1/usage/quota": "put", "/api/v1/project": "patch"}.get(path, "post")
+    answer = client.request(method, path, json=body, headers=auth(keys, "admin"))
+    assert answer.status_code == 400, answer.text
+    assert field in answer.json()["error"]["message"]
+    assert client.get("/api/v1/builds", headers=auth(keys, "ci")).json()["items"] == []
+
+
+def test_names_in_the_pr_comment_cannot_add_images_or_links(client: TestClient, keys: Keys) -> None:
+    name = "a](https://evil.example/track.png)![b"
+    pushed = client.post(
+        "/api/v1/images",
+        params={"name": name, "pr_number": 4, "repo": "acme/web"},
+        content=shot(),
+        headers=auth(keys, "ci"),
+    )
+    assert pushed.status_code == 201, pushed.text
+    assert pushed.json()["markdown"].startswith(
+        "![a\\]\\(https://evil.example/track.png\\)\\!\\[b]("
+    )
+    comment = client.get("/api/v1/prs/acme/web/4/comment", headers=auth(keys, "ci")).json()
+    assert "](https://evil.example" not in comment["markdown"]

@@ -121,15 +121,27 @@ def test_a_key_reads_only_its_own_project_and_acts_only_within_its_roles(
 def test_arguments_outside_the_input_schema_are_refused_as_invalid_input_naming_the_field(
     env: Env, keys: Keys
 ) -> None:
-    wrong = {
-        "get_build": ({"limit": 500}, "limit: Input should be less than or equal to 100"),
-        "list_build_stories": ({}, "build_id: Field required"),
-        "review_diff": ({"diff_id": "dif_x", "decision": "maybe"}, "decision: Input should be"),
-    }
+    wrong = [
+        ("get_build", {"limit": 500}, "limit: Input should be less than or equal to 100"),
+        ("list_build_stories", {}, "build_id: Field required"),
+        ("review_diff", {"diff_id": "dif_x", "decision": "maybe"}, "decision: Input should be"),
+        # Strict: a boolean is not a number, a string is not one either.
+        ("list_builds", {"limit": True}, "limit: Input should be a valid integer"),
+        (
+            "list_build_stories",
+            {"build_id": "bld_x", "limit": "5"},
+            "limit: Input should be a valid integer",
+        ),
+        (
+            "push_screenshot",
+            {"image": "x", "name": "a", "context_key": "c", "masks": [{"x": True}]},
+            "masks: Input should be a valid integer",
+        ),
+    ]
 
     async def check(app: FastAPI, era: Era) -> None:
         async with connect(MCP, key=keys.secrets["agent"], mode=era, app=app) as agent:
-            for name, (arguments, problem) in wrong.items():
+            for name, arguments, problem in wrong:
                 text = refusal(await agent.call_tool(name, arguments))
                 assert text.startswith("[invalid_input] invalid arguments: "), text
                 assert problem in text and "pydantic" not in text, text

@@ -25,6 +25,7 @@ from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     Record,
 )
+from viewfinder.services.text import markdown_text
 from viewfinder.store.models import Baseline, Blob, Image, Project, utcnow
 
 
@@ -193,7 +194,7 @@ def view_url(env: Env, image: Image) -> str:
 
 def markdown(env: Env, image: Image) -> str:
     label = image.name + (f" ({image.variant})" if image.variant else "")
-    return f"![{label}]({view_url(env, image)})"
+    return f"![{markdown_text(label)}]({view_url(env, image)})"
 
 
 def image_record(env: Env, image: Image) -> ImageRecord:

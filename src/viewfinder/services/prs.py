@@ -13,6 +13,7 @@ from viewfinder.services.pagination import page_limit
 from viewfinder.services.records import (
     Record,
 )
+from viewfinder.services.text import markdown_text
 from viewfinder.store.models import Build, Comparison, Image, Story
 
 
@@ -114,7 +115,8 @@ def pr_comment(env: Env, actor: Actor, *, pr_number: int, repo: str | None = Non
                 )
                 status = _diff_status(diff)
                 label = image.name + (f" @ {image.variant}" if image.variant else "")
-                lines += [f"### {label}{status}", "", images.markdown(env, image), ""]
+                heading = f"### {markdown_text(label)}{status}"
+                lines += [heading, "", images.markdown(env, image), ""]
         if pr_builds:
             build = pr_builds[-1]
             record = builds.build_record(env, s, build)

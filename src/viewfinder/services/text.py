@@ -45,3 +45,12 @@ def check_sha(sha: object) -> str:
             "output of `git rev-parse HEAD`"
         )
     return sha.lower()
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]()!|<>~])")
+
+
+def markdown_text(text: str) -> str:
+    """Text as literal Markdown: every character Markdown gives a meaning to is escaped, so a
+    screenshot named ``a](https://evil.example/x.png)![b`` stays a name and loads nothing."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
