@@ -97,7 +97,7 @@ def test_a_finalized_build_takes_no_more_stories(env: Env, keys: Keys) -> None:
     ("fields", "message"),
     [
         ({"name": ""}, "name is empty"),
-        ({"name": "x" * 201}, "name is 201 characters; at most 200"),
+        ({"name": "x" * 201}, "name is 1 to 200 characters; this one has 201"),
         ({"variant": "wide"}, "viewport 'wide' is not WIDTHxHEIGHT"),
         ({"variant": "0x10"}, "is not WIDTHxHEIGHT"),
         ({"data": b"GIF89a"}, "not a PNG file"),

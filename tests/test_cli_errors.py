@@ -80,7 +80,7 @@ def test_server_refusals_exit_2_and_a_local_key_works(
     )
     refused(
         server.run("push", files["png"], "--name", "n" * 201, *context, key="ci"),
-        "error: [invalid_input] name is 201 characters; at most 200",
+        "error: [invalid_input] name is 1 to 200 characters; this one has 201",
     )
     refused(
         server.run("push", files["png"], "--name", "v", "--viewport", "wide", *context, key="ci"),

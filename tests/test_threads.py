@@ -60,7 +60,6 @@ def test_point_path_and_whole_image_anchors_are_accepted(
         ("", None, "after", "empty"),
         ("x" * 4001, None, "after", "this one has 4001"),
         ("ok", {"type": "point", "x": 1.5, "y": 0}, "after", "coordinates are 0 to 1"),
-        ("ok", {"type": "rect", "x": 0.8, "y": 0, "w": 0.5, "h": 0.1}, "after", "x \\+ w <= 1"),
         ("ok", {"type": "path", "points": [{"x": 0, "y": 0}]}, "after", "invalid anchor"),
         ("ok", {"type": "circle"}, "after", "invalid anchor"),
         ("ok", None, "left", "side is after"),
@@ -97,3 +96,14 @@ def test_only_the_author_or_an_admin_edits_and_deletes(env: Env, keys: Keys, dif
     with pytest.raises(NotFound):
         threads.reply(env, keys.agent, reply.id, "gone")
     assert threads.list_comments(env, keys.agent, diff) == []
+
+
+def test_a_rect_drawn_past_the_edge_is_clipped_to_the_image(
+    env: Env, keys: Keys, diff: str
+) -> None:
+    rect = {"type": "rect", "x": 0.8, "y": 0.5, "w": 0.5, "h": 0.75}
+    made = threads.create_comment(env, keys.agent, diff, "edge", anchor=rect)
+    assert made.anchor is not None
+    assert made.anchor.model_dump() == pytest.approx(
+        {"type": "rect", "x": 0.8, "y": 0.5, "w": 0.2, "h": 0.5}
+    )

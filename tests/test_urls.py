@@ -8,7 +8,7 @@ import time
 import pytest
 
 from tests.conftest import Keys, shot
-from viewfinder.errors import InvalidInput
+from viewfinder.errors import NotFound
 from viewfinder.services import (
     images,
     pushes,
@@ -23,12 +23,12 @@ def test_signed_links_serve_their_image_until_they_expire(env: Env, keys: Keys) 
     assert result.diff is not None and result.diff.urls.candidate
     token = result.diff.urls.candidate.rsplit("/", 1)[1]
     assert urls.open_file(env, token) == shot()
-    with pytest.raises(InvalidInput, match="invalid image link"):
+    with pytest.raises(NotFound, match="no such image: invalid image link"):
         urls.open_file(env, token[:-2] + ("A" if token[-2] != "A" else "B") + token[-1])
     now = [time.time()]
     timed = dataclasses.replace(env, signer=Signer("test", clock=lambda: now[0]))
     short = urls.file_url(timed, images.get_image(env, keys.ci, result.image_id).sha256, ttl=60)
     assert urls.open_file(timed, short.rsplit("/", 1)[1]) == shot()
     now[0] += 61
-    with pytest.raises(InvalidInput, match="has expired"):
+    with pytest.raises(NotFound, match="has expired"):
         urls.open_file(timed, short.rsplit("/", 1)[1])

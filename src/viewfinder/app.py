@@ -5,6 +5,7 @@ migrations and, unless told not to, keeps the worker processes running for its l
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from collections.abc import AsyncIterator
 
@@ -22,11 +23,22 @@ from viewfinder.settings import Settings
 WORKER_COMMAND = (sys.executable, "-m", "viewfinder.launch", "--supervised")
 
 
+def plain_logging() -> None:
+    """Log plainly to stderr unless the process already set logging up. Done before the MCP
+    servers are built: the MCP SDK would otherwise install a rich handler on the root logger
+    whose tracebacks take seconds to render, on the event loop."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+
+
 def create_app(
     settings: Settings | None = None, *, env: Env | None = None, workers: int | None = None
 ) -> FastAPI:
     """The app. Pass ``env`` to share one (tests); ``workers`` overrides settings.workers."""
     settings = settings or (env.settings if env else Settings())
+    plain_logging()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

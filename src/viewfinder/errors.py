@@ -15,7 +15,8 @@ which the REST error shape returns beside the message.
     ├── NotFound                    not_found          404     nothing of that id in the project
     ├── Conflict                    conflict           409     the state changed, or forbids it now
     ├── QuotaExceeded               insufficient_quota 402     the project's storage is used up
-    └── Unavailable                 unavailable        503     a dependency is down; retry later
+    ├── Unavailable                 unavailable        503     a dependency is down; retry later
+    └── Internal                    internal           500     a failure nobody expected (a bug)
 """
 
 from __future__ import annotations
@@ -83,3 +84,8 @@ class QuotaExceeded(ViewfinderError):
 class Unavailable(ViewfinderError):
     code = "unavailable"
     status = 503
+
+
+class Internal(ViewfinderError):
+    code = "internal"
+    status = 500

@@ -8,10 +8,11 @@ from fastapi import FastAPI
 
 def install(app: FastAPI) -> None:
     """Add the API's routes and its error handlers to the app."""
-    from viewfinder.api import errors
+    from viewfinder.api import errors, openapi
     from viewfinder.api.routes import builds, comparisons, delivery, diffs, project
 
     errors.install(app)
+    openapi.install(app)
     for router in (
         project.router,
         builds.router,

@@ -57,16 +57,15 @@ async def read_body(request: Request, limit: int) -> bytes:
 EnvDep = Annotated[Env, Depends(get_env)]
 ActorDep = Annotated[Actor, Depends(get_actor)]
 
-# A raw image as the request body (a story or a pushed screenshot), for the OpenAPI document.
-IMAGE_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            media: {"schema": {"type": "string", "format": "binary"}}
-            for media in ("image/png", "image/jpeg", "image/webp")
-        },
-    }
-}
+
+def _raw_body(*media_types: str) -> dict[str, Any]:
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    return {"requestBody": {"required": True, "content": dict.fromkeys(media_types, binary)}}
+
+
+# A raw image as the request body, for the OpenAPI document: a story's PNG, a pushed image.
+PNG_BODY = _raw_body("image/png")
+IMAGE_BODY = _raw_body("image/png", "image/jpeg", "image/webp")
 
 
 def op(name: str, openapi: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import uuid
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -9,8 +11,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from viewfinder import errors
+
+log = logging.getLogger("viewfinder.api")
 
 
 class ErrorBody(BaseModel):
@@ -23,10 +28,58 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
-def error_response(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: Any = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
     body = ErrorResponse(error=ErrorBody(code=code, message=message, details=details))
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+    extra = dict(headers or {})
+    if status == 401:
+        extra.setdefault("WWW-Authenticate", "Bearer")
+    return JSONResponse(body.model_dump(), status_code=status, headers=extra or None)
+
+
+class Unexpected:
+    """The last line for a failure nobody expected: one log entry with a request id, and the
+    one error shape with that id for the client. The exception stops here, so the server
+    keeps the connection (Starlette's own last line re-raises, and the next request on a
+    kept-alive connection then found it reset)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception:
+            request_id = uuid.uuid4().hex[:16]
+            log.exception(
+                "request %s failed: %s %s", request_id, scope.get("method"), scope.get("path")
+            )
+            if started:  # the answer was under way: nothing better than ending it
+                return
+            response = error_response(
+                500,
+                "internal",
+                f"internal error (request {request_id}): the server log has the details",
+                {"request_id": request_id},
+                {"X-Request-Id": request_id},
+            )
+            await response(scope, receive, send)
 
 
 def install(app: FastAPI) -> None:
@@ -49,8 +102,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return error_response(exc.status_code, code, str(exc.detail))
+        headers = dict(exc.headers) if exc.headers else None
+        return error_response(exc.status_code, code, str(exc.detail), headers=headers)
 
-    @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        return error_response(500, "internal", "internal error: the server log has the details")
+    app.add_middleware(Unexpected)

@@ -16,6 +16,8 @@ import base64
 import functools
 import inspect
 import json
+import logging
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol
@@ -27,11 +29,12 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import BaseModel, BeforeValidator, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
-from viewfinder.errors import InvalidInput, Unauthenticated, ViewfinderError
+from viewfinder.errors import Internal, InvalidInput, Unauthenticated, ViewfinderError
 from viewfinder.services import permissions, projects
 from viewfinder.services.env import Actor, Env
 
 _ANNOTATED: Any = Annotated  # subscripted at run time with a tuple built from a model
+log = logging.getLogger("viewfinder.mcp")
 INLINE_LIMIT = 5 * 1024 * 1024  # bytes of PNG above which an image is linked, not inlined
 PAGE_HINT = "ask for a smaller page with px_offset/px_height"
 
@@ -229,6 +232,16 @@ class LocalBackend:
             return tool_error(Unauthenticated(f"{exc.message}; {CONNECT_HINT}"))
         except ViewfinderError as exc:
             return tool_error(exc)
+        except Exception:
+            # Logged here, plainly, once; the SDK's own handler would render it slowly.
+            request_id = uuid.uuid4().hex[:16]
+            log.exception("tool %s failed (request %s)", spec.name, request_id)
+            return tool_error(
+                Internal(
+                    f"{spec.name} failed unexpectedly (request {request_id}); the server log "
+                    "has the details. Try again, or tell the server's admin the request id."
+                )
+            )
         if isinstance(result, ImageResult):
             return _content_result(
                 [result.note, *result.pictures], result.record, result.large_hint

@@ -45,7 +45,9 @@ class CloseResult(Record):
     images_expired: int
 
 
-_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+REPO_PATTERN = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+PR_MAX = 2**31 - 1
+_REPO = re.compile(REPO_PATTERN)
 _PR_KEY = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#([1-9][0-9]{0,9})$")
 TYPES = ("github_pr", "manual")
 REASONS = ("merged", "closed", "manual")
@@ -62,7 +64,9 @@ def check_repo(repo: str | None) -> str | None:
 def check_pr(pr_number: int | None) -> int | None:
     if pr_number is None:
         return None
-    if isinstance(pr_number, bool) or not isinstance(pr_number, int) or not 1 <= pr_number < 2**31:
+    if isinstance(pr_number, bool) or not isinstance(pr_number, int):
+        raise InvalidInput(f"pr_number must be a positive integer below 2^31 (got {pr_number!r})")
+    if not 1 <= pr_number <= PR_MAX:
         raise InvalidInput(f"pr_number must be a positive integer below 2^31 (got {pr_number!r})")
     return pr_number
 

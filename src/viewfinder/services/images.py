@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,12 +19,12 @@ from viewfinder.errors import InvalidImage, InvalidInput, NotFound
 from viewfinder.ids import new_id, well_formed
 from viewfinder.imaging import Limits, read_header, validate
 from viewfinder.imaging.png import SIGNATURE
-from viewfinder.services import permissions, scoping, storage
+from viewfinder.services import permissions, scoping, storage, urls
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     Record,
 )
-from viewfinder.services.text import markdown_text
+from viewfinder.services.text import check_text, markdown_text
 from viewfinder.store.models import Baseline, Blob, Image, Project, utcnow
 
 
@@ -58,20 +57,16 @@ class UsageRecord(Record):
 
 
 NAME_MAX = 200
-_VIEWPORT = re.compile(r"^([1-9][0-9]{0,4})x([1-9][0-9]{0,4})$")
+VIEWPORT_PATTERN = r"^[1-9][0-9]{0,4}x[1-9][0-9]{0,4}$"
+_VIEWPORT = re.compile(VIEWPORT_PATTERN)
 _MEDIA = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp"}
 
 
 def check_name(name: str) -> str:
     """A story or screenshot name: 1 to 200 characters, no control characters."""
-    name = (name or "").strip()
-    if not name:
+    if isinstance(name, str) and not name.strip():
         raise InvalidInput("name is empty: give each screenshot a name such as `home` or `login`")
-    if len(name) > NAME_MAX:
-        raise InvalidInput(f"name is {len(name)} characters; at most {NAME_MAX} are allowed")
-    if any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
-        raise InvalidInput("name contains control characters")
-    return name
+    return check_text("name", name, maximum=NAME_MAX, multiline=False).strip()
 
 
 def check_viewport(viewport: str | None) -> str:
@@ -245,7 +240,7 @@ def get_image(env: Env, actor: Actor, image_id: str) -> ImageRecord:
 
 def delivered_image(env: Env, token: str) -> tuple[bytes, str]:
     """The bytes behind a view URL. Raises NotFound once the image has expired."""
-    image_id = env.signer.unsign("view", token, what="image link")
+    image_id = urls.link_target(env, "view", token)
     with env.db.read() as s:
         image = s.get(Image, image_id) if well_formed(image_id) else None
         if image is None or image.expired_at is not None:

@@ -8,7 +8,15 @@ import unicodedata
 
 from viewfinder.errors import InvalidInput
 
-_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
+SHA_PATTERN = r"^[0-9a-fA-F]{4,40}$"
+_SHA = re.compile(SHA_PATTERN)
+# What check_text accepts, for documents that describe a field (the OpenAPI document): no
+# control character (C0, DEL, C1), and something besides spaces. TEXT allows line breaks and tabs.
+_CONTROL = "\\x00-\\x1f\\x7f-\\x9f"
+_TEXT_CONTROL = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
+LINE_PATTERN = f"^[^{_CONTROL}]*[^\\s{_CONTROL}][^{_CONTROL}]*$"
+OPTIONAL_LINE_PATTERN = f"^[^{_CONTROL}]*$"
+TEXT_PATTERN = f"^[^{_TEXT_CONTROL}]*[^\\s{_CONTROL}][^{_TEXT_CONTROL}]*$"
 # Line breaks and tabs are text in a comment; every other control character is not.
 _MULTILINE_OK = frozenset("\n\r\t")
 
@@ -47,10 +55,11 @@ def check_sha(sha: object) -> str:
     return sha.lower()
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]()!|<>~])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>])")
 
 
 def markdown_text(text: str) -> str:
-    """Text as literal Markdown: every character Markdown gives a meaning to is escaped, so a
-    screenshot named ``a](https://evil.example/x.png)![b`` stays a name and loads nothing."""
+    """Text as literal Markdown: the characters that open a link, an image, emphasis, code or
+    HTML are escaped, so a screenshot named ``a](https://evil.example/x.png)![b`` stays a name
+    and loads nothing. Parentheses alone do nothing and stay as they are (``home (64x48)``)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))

@@ -80,9 +80,11 @@ def check_anchor(anchor: Any) -> dict[str, Any] | None:
         raise InvalidInput(
             f"invalid anchor (coordinates are 0 to 1; {shapes}): {problems}"
         ) from None
-    if parsed.type == "rect" and (parsed.x + parsed.w > 1 + 1e-9 or parsed.y + parsed.h > 1 + 1e-9):
-        raise InvalidInput("invalid anchor: a rect must fit in the image (x + w <= 1, y + h <= 1)")
     dumped: dict[str, Any] = parsed.model_dump()
+    if parsed.type == "rect":
+        # A rectangle drawn past an edge is clipped to the image, as a drag past it would be.
+        dumped["w"] = min(parsed.w, 1 - parsed.x)
+        dumped["h"] = min(parsed.h, 1 - parsed.y)
     return dumped
 
 

@@ -3,6 +3,7 @@ dashboard. The token carries the blob's hash and an expiry; no key is needed to 
 
 from __future__ import annotations
 
+from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.services.env import Env
 
 
@@ -11,8 +12,16 @@ def file_url(env: Env, sha256: str, *, ttl: int | None = None) -> str:
     return f"{env.settings.public_url}/api/v1/files/{token}"
 
 
+def link_target(env: Env, purpose: str, token: str) -> str:
+    """What a signed link names. A link that does not verify (made up, altered, expired)
+    names nothing: NotFound, saying which, so a person knows to ask for a fresh link."""
+    try:
+        return str(env.signer.unsign(purpose, token, what="image link"))
+    except InvalidInput as exc:
+        raise NotFound(f"no such image: {exc.message}") from None
+
+
 def open_file(env: Env, token: str) -> bytes:
-    """The bytes behind a signed URL. Raises InvalidInput for a forged or expired token and
-    NotFound for a blob that is gone."""
-    sha256 = env.signer.unsign("file", token, what="image link")
-    return env.blobs.get(str(sha256))
+    """The bytes behind a signed URL. Raises NotFound for a forged or expired token and for a
+    blob that is gone."""
+    return env.blobs.get(link_target(env, "file", token))

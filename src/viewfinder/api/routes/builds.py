@@ -3,9 +3,20 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query, Request
-from pydantic import Field
+from pydantic import ConfigDict
 
-from viewfinder.api.deps import IMAGE_BODY, ActorDep, EnvDep, op, read_body, read_form
+from viewfinder.api.deps import PNG_BODY, ActorDep, EnvDep, op, read_body, read_form
+from viewfinder.api.fields import (
+    NAME,
+    VIEWPORT,
+    Branch,
+    BranchQuery,
+    CommitSha,
+    PrNumber,
+    PrQuery,
+    Repo,
+    line,
+)
 from viewfinder.errors import InvalidInput
 from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
@@ -18,10 +29,12 @@ router = APIRouter(tags=["builds"])
 
 
 class NewBuild(Body):
-    commit_sha: str = Field(description="The commit the screenshots were taken of.")
-    branch: str | None = None
-    repo: str | None = Field(None, description="owner/name; needed with pr_number.")
-    pr_number: int | None = None
+    commit_sha: CommitSha
+    branch: Branch = None
+    repo: Repo = None
+    pr_number: PrNumber = None
+
+    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"pr_number": ["repo"]}})
 
 
 @router.post("/builds", status_code=201, **op("create_build"))
@@ -33,7 +46,8 @@ async def create_build(
         str | None,
         Header(
             description="Any unique string: sending the same request again with it (after a "
-            "lost answer) returns the build it opened instead of opening a second one."
+            "lost answer) returns the build it opened instead of opening a second one.",
+            json_schema_extra=line(100),
         ),
     ] = None,
 ) -> BuildRecord:
@@ -49,8 +63,8 @@ async def list_builds(
     actor: ActorDep,
     limit: Annotated[int | None, Query(ge=1, le=100)] = None,
     cursor: str | None = None,
-    branch: str | None = None,
-    pr_number: int | None = None,
+    branch: BranchQuery = None,
+    pr_number: PrQuery = None,
     status: Literal["uploading", "comparing", "done", "expired"] | None = None,
     verdict: Literal["pending", "unchanged", "changed", "failed"] | None = None,
 ) -> Page[BuildRecord]:
@@ -100,14 +114,19 @@ async def get_build(
     return await call(builds.get_build, env, actor, build_id=build_id, limit=limit)
 
 
-@router.put("/builds/{build_id}/stories", status_code=201, **op("add_stories", IMAGE_BODY))
+@router.put("/builds/{build_id}/stories", status_code=201, **op("add_stories", PNG_BODY))
 async def upload_story(
     build_id: str,
     request: Request,
     env: EnvDep,
     actor: ActorDep,
-    name: Annotated[str, Query(description="The story's name, e.g. checkout/empty-cart.")],
-    variant: Annotated[str | None, Query(description="Viewport WIDTHxHEIGHT.")] = None,
+    name: Annotated[
+        str,
+        Query(description="The story's name, e.g. checkout/empty-cart.", json_schema_extra=NAME),
+    ],
+    variant: Annotated[
+        str | None, Query(description="Viewport WIDTHxHEIGHT.", json_schema_extra=VIEWPORT)
+    ] = None,
 ) -> StoryRecord:
     """Upload one story's PNG (the request body) and request its comparison."""
     data = await read_body(request, env.settings.max_image_bytes)
@@ -125,10 +144,16 @@ BATCH_BODY = {
                     "properties": {
                         "file": {
                             "type": "array",
+                            "minItems": 1,
+                            "maxItems": builds.MAX_BATCH,
                             "items": {"type": "string", "format": "binary"},
                             "description": "PNG files; each part's filename is the story name.",
                         },
-                        "variant": {"type": "string", "description": "Viewport WIDTHxHEIGHT."},
+                        "variant": {
+                            "type": "string",
+                            "description": "Viewport WIDTHxHEIGHT.",
+                            **VIEWPORT,
+                        },
                     },
                 }
             }

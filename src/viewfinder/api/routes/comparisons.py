@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, op
-from viewfinder.imaging.masks import MAX_MASKS
-from viewfinder.plumbing.bodies import Body
+from viewfinder.imaging.masks import MAX_COORD, MAX_MASKS
+from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import comparisons
 from viewfinder.services.comparisons import ComparisonRecord
@@ -18,10 +18,10 @@ router = APIRouter(tags=["comparisons"])
 
 
 class MaskBody(Body):
-    x: int = Field(ge=0)
-    y: int = Field(ge=0)
-    width: int = Field(ge=1)
-    height: int = Field(ge=1)
+    x: JsonInt = Field(json_schema_extra={"minimum": 0, "maximum": MAX_COORD})
+    y: JsonInt = Field(json_schema_extra={"minimum": 0, "maximum": MAX_COORD})
+    width: JsonInt = Field(json_schema_extra={"minimum": 1, "maximum": MAX_COORD})
+    height: JsonInt = Field(json_schema_extra={"minimum": 1, "maximum": MAX_COORD})
 
 
 class CompareBody(Body):

@@ -8,8 +8,20 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from viewfinder.api.deps import IMAGE_BODY, ActorDep, EnvDep, op, read_body
+from viewfinder.api.fields import (
+    NAME,
+    REPO,
+    SHA,
+    VIEWPORT,
+    NameQuery,
+    OwnerPath,
+    PrPath,
+    PrQuery,
+    RepoNamePath,
+    line,
+)
 from viewfinder.imaging.masks import MAX_MASKS
-from viewfinder.plumbing.bodies import Body
+from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import baselines, contexts, diffs, images, prs, pushes
 from viewfinder.services.baselines import BaselineRecord
@@ -28,15 +40,24 @@ async def push(
     request: Request,
     env: EnvDep,
     actor: ActorDep,
-    name: Annotated[str, Query(description="Logical name, e.g. home or checkout@mobile.")],
-    context_key: Annotated[str | None, Query(description="owner/repo#N or any label.")] = None,
+    name: Annotated[
+        str,
+        Query(description="Logical name, e.g. home or checkout@mobile.", json_schema_extra=NAME),
+    ],
+    context_key: Annotated[
+        str | None, Query(description="owner/repo#N or any label.", json_schema_extra=line(300))
+    ] = None,
     context_type: Literal["github_pr", "manual"] | None = None,
-    context_label: str | None = None,
-    pr_number: int | None = None,
-    repo: str | None = None,
-    commit_sha: str | None = None,
-    viewport: Annotated[str | None, Query(description="WIDTHxHEIGHT, e.g. 1280x800.")] = None,
-    tags: Annotated[list[str] | None, Query()] = None,
+    context_label: Annotated[str | None, Query(json_schema_extra=line(300))] = None,
+    pr_number: PrQuery = None,
+    repo: Annotated[str | None, Query(json_schema_extra=REPO)] = None,
+    commit_sha: Annotated[str | None, Query(json_schema_extra=SHA)] = None,
+    viewport: Annotated[
+        str | None, Query(description="WIDTHxHEIGHT, e.g. 1280x800.", json_schema_extra=VIEWPORT)
+    ] = None,
+    tags: Annotated[
+        list[str] | None, Query(json_schema_extra={"maxItems": 50, "items": line(100)})
+    ] = None,
     compare: bool = False,
     max_diff_ratio: Annotated[float, Query(ge=0, le=1)] = 0.0,
     mask: Annotated[
@@ -108,7 +129,7 @@ async def list_contexts(
 class CloseBody(Body):
     context_key: str | None = None
     context_type: Literal["github_pr", "manual"] | None = None
-    pr_number: int | None = None
+    pr_number: JsonInt | None = None
     repo: str | None = None
     reason: Literal["merged", "closed", "manual"] = Field(
         "manual", description="merged promotes the PR's baselines; closed/manual discard them."
@@ -123,10 +144,10 @@ async def close_context(body: CloseBody, env: EnvDep, actor: ActorDep) -> CloseR
 class PolicyBody(Body):
     context_key: str | None = None
     context_type: Literal["github_pr", "manual"] | None = None
-    pr_number: int | None = None
+    pr_number: JsonInt | None = None
     repo: str | None = None
     expire_policy: Literal["on_close", "ttl", "never"]
-    ttl_seconds: int | None = Field(None, description="With ttl: seconds an image stays.")
+    ttl_seconds: JsonInt | None = Field(None, description="With ttl: seconds an image stays.")
 
 
 @router.post("/contexts/policy", **op("set_policy"))
@@ -141,7 +162,7 @@ async def list_baselines(
     actor: ActorDep,
     cursor: str | None = None,
     limit: Annotated[int | None, Query(ge=1, le=200)] = None,
-    name: str | None = None,
+    name: NameQuery = None,
     history: bool = False,
 ) -> Page[BaselineRecord]:
     return await call(
@@ -162,9 +183,9 @@ async def delete_baseline(baseline_id: str, env: EnvDep, actor: ActorDep) -> Bas
 
 @router.get("/prs/{owner}/{name}/{pr_number}/changeset", **op("get_pr_changeset"))
 async def changeset(
-    owner: str,
-    name: str,
-    pr_number: int,
+    owner: OwnerPath,
+    name: RepoNamePath,
+    pr_number: PrPath,
     env: EnvDep,
     actor: ActorDep,
     limit: Annotated[int | None, Query(ge=1, le=100)] = None,
@@ -180,7 +201,7 @@ class Markdown(BaseModel):
 
 @router.get("/prs/{owner}/{name}/{pr_number}/comment", **op("pr_comment"))
 async def pr_comment(
-    owner: str, name: str, pr_number: int, env: EnvDep, actor: ActorDep
+    owner: OwnerPath, name: RepoNamePath, pr_number: PrPath, env: EnvDep, actor: ActorDep
 ) -> Markdown:
     """One comment body for every screenshot of the PR."""
     text = await call(prs.pr_comment, env, actor, pr_number=pr_number, repo=f"{owner}/{name}")

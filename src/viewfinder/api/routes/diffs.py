@@ -6,10 +6,12 @@ from fastapi import APIRouter, Query, Response
 from pydantic import Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, op
+from viewfinder.api.fields import CommentText
 from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import diffs, renders, reviews, threads
 from viewfinder.services.diffs import DiffRecord
+from viewfinder.services.records import Anchor
 from viewfinder.services.reviews import ApproveResult, ReviewResult
 from viewfinder.services.threads import ThreadRecord
 
@@ -77,15 +79,15 @@ async def story_image(
 
 
 class NewComment(Body):
-    body: str = Field(description="1 to 4000 characters.")
-    anchor: dict[str, Any] | None = Field(
-        None, description="{type: point|rect|path, ...} in coordinates normalised 0..1."
+    body: CommentText
+    anchor: Anchor | None = Field(
+        None, description="Where on the image, in coordinates normalised 0 to 1."
     )
     side: Literal["after", "before"] = "after"
 
 
 class CommentBody(Body):
-    body: str
+    body: CommentText
 
 
 @router.get("/diffs/{diff_id}/comments", **op("list_comments"))
@@ -103,7 +105,13 @@ async def create_comment(
     diff_id: str, body: NewComment, env: EnvDep, actor: ActorDep
 ) -> ThreadRecord:
     return await call(
-        threads.create_comment, env, actor, diff_id, body.body, anchor=body.anchor, side=body.side
+        threads.create_comment,
+        env,
+        actor,
+        diff_id,
+        body.body,
+        anchor=body.anchor.model_dump() if body.anchor else None,
+        side=body.side,
     )
 
 

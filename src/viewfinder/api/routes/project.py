@@ -8,7 +8,8 @@ from fastapi import APIRouter, Response
 from pydantic import ConfigDict, Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, op
-from viewfinder.plumbing.bodies import Body
+from viewfinder.api.fields import KeyKind, KeyLabel, Roles
+from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import images, projects, urls
 from viewfinder.services.images import UsageRecord
@@ -40,9 +41,9 @@ async def update_project(body: ProjectSettings, env: EnvDep, actor: ActorDep) ->
 
 
 class KeyRequest(Body):
-    roles: list[str]
-    label: str = ""
-    kind: str = "person"
+    roles: Roles
+    label: KeyLabel = ""
+    kind: KeyKind = "person"
 
 
 @router.post("/keys", status_code=201, **op("create_key"))
@@ -69,7 +70,10 @@ async def usage(env: EnvDep, actor: ActorDep) -> UsageRecord:
 
 
 class QuotaBody(Body):
-    quota_bytes: int | None
+    quota_bytes: JsonInt | None = Field(
+        description="Bytes the project may keep; null for no limit.",
+        json_schema_extra={"minimum": 0, "maximum": 2**62 - 1},
+    )
 
 
 @router.put("/usage/quota", **op("set_quota"))
