@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,9 +141,12 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def launch(server: Server, root: Path, tag: str = "serve") -> subprocess.Popen[bytes]:
-    """Start `viewfinder serve --workers 1` for the server's address and data, and wait until
-    it answers. On a first start its keys are read into ``server.keys``."""
+def launch(
+    server: Server, root: Path, tag: str = "serve", settings: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start `viewfinder serve --workers 1` for the server's address and data, with more
+    environment variables in ``settings``, and wait until it answers. On a first start its
+    keys are read into ``server.keys``."""
     out, err = root / f"{tag}.out", root / f"{tag}.err"
     port = server.url.rsplit(":", 1)[1]
     # Output goes to files: nobody drains a pipe while the tests run, and a full pipe would
@@ -154,7 +157,7 @@ def launch(server: Server, root: Path, tag: str = "serve") -> subprocess.Popen[b
             stdout=stdout,
             stderr=stderr,
             stdin=subprocess.DEVNULL,
-            env=server.environ(),
+            env=server.environ() | dict(settings or {}),
         )
     try:
         wait_healthy(proc, server.url, err)
@@ -168,11 +171,12 @@ def launch(server: Server, root: Path, tag: str = "serve") -> subprocess.Popen[b
 
 
 @contextlib.contextmanager
-def running_server(backend: str, root: Path) -> Iterator[Server]:
-    """Start `viewfinder serve --workers 1` and yield it with its first-start keys."""
+def running_server(backend: str, root: Path, **settings: str) -> Iterator[Server]:
+    """Start `viewfinder serve --workers 1` (with more environment variables in
+    ``settings``) and yield it with its first-start keys."""
     with _database(backend) as database_url:
         server = Server(f"http://127.0.0.1:{free_port()}", root / "data", database_url)
-        proc = launch(server, root)
+        proc = launch(server, root, settings=settings)
         try:
             assert set(server.keys) == {"admin", "ci", "agent"}
             yield server

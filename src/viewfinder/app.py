@@ -67,7 +67,7 @@ def create_app(
         app.state.env = env
     api.install(app)
     mcp_card.install(app, settings.public_url)
-    mcp_servers = mcp_http.mount(app, lambda: app.state.env, settings.public_url)
+    mcp_servers = mcp_http.mount(app, lambda: app.state.env, settings)
     web.install(app)
 
     @app.get("/healthz", tags=["health"], **operation("health"))

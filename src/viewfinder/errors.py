@@ -9,7 +9,8 @@ which the REST error shape returns beside the message.
     ├── InvalidInput                invalid_input      400     the request cannot be carried out
     │   ├── InvalidImage            invalid_image      400     not an image we can read, corrupt
     │   │   └── ImageTooLarge       image_too_large    413     over a byte or pixel limit
-    │   └── InvalidMask             invalid_mask       400     a mask rectangle out of range
+    │   ├── InvalidMask             invalid_mask       400     a mask rectangle out of range
+    │   └── TooLarge                too_large          413     a request over a size limit
     ├── Unauthenticated             unauthenticated    401     no key, or an unknown or revoked one
     ├── Forbidden                   forbidden          403     the caller lacks the role
     ├── NotFound                    not_found          404     nothing of that id in the project
@@ -53,6 +54,11 @@ class ImageTooLarge(InvalidImage):
 
 class InvalidMask(InvalidInput):
     code = "invalid_mask"
+
+
+class TooLarge(InvalidInput):
+    code = "too_large"
+    status = 413
 
 
 class Unauthenticated(ViewfinderError):

@@ -1,45 +1,20 @@
-"""One JSON error shape for every failure: ``{"error": {"code", "message", "details"}}``."""
+"""Every failure of the REST API answers the one JSON error shape (plumbing/errorshape.py)."""
 
 from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from viewfinder import errors
+from viewfinder.plumbing.errorshape import error_of, error_response
 
 log = logging.getLogger("viewfinder.api")
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-    details: dict[str, Any] | list[Any] | None = None
-
-
-class ErrorResponse(BaseModel):
-    error: ErrorBody
-
-
-def error_response(
-    status: int,
-    code: str,
-    message: str,
-    details: Any = None,
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    body = ErrorResponse(error=ErrorBody(code=code, message=message, details=details))
-    extra = dict(headers or {})
-    if status == 401:
-        extra.setdefault("WWW-Authenticate", "Bearer")
-    return JSONResponse(body.model_dump(), status_code=status, headers=extra or None)
 
 
 class Unexpected:
@@ -85,7 +60,7 @@ class Unexpected:
 def install(app: FastAPI) -> None:
     @app.exception_handler(errors.ViewfinderError)
     async def _domain(_: Request, exc: errors.ViewfinderError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.details or None)
+        return error_of(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

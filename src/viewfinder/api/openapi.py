@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from viewfinder.api.errors import ErrorResponse
+from viewfinder.plumbing.errorshape import ErrorResponse
 from viewfinder.services import permissions
 
 # Operations that store bytes: over the project's quota (402), or over a size limit (413).

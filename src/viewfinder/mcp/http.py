@@ -7,18 +7,20 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 
+from viewfinder.mcp.guard import Allowed, Guard, body_limit
 from viewfinder.mcp.server import build_server, profiles
 from viewfinder.mcp.tooling import LocalBackend, http_key
+from viewfinder.plumbing.errorshape import error_response
 from viewfinder.services.env import Env
+from viewfinder.settings import Settings
 
 BASE_PATH = "/mcp"
 
@@ -27,48 +29,36 @@ def path_of(profile: str) -> str:
     return BASE_PATH if profile == "default" else f"{BASE_PATH}/{profile}"
 
 
-def _security(public_url: str) -> TransportSecuritySettings:
-    host = urlsplit(public_url).netloc
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver"]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-    if host and host not in hosts:
-        hosts.append(host)
-        origins.append(f"{urlsplit(public_url).scheme}://{host}")
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
-
-
-async def _no_stream(_: Request) -> JSONResponse:
-    return JSONResponse(
-        {
-            "error": {
-                "code": "method_not_allowed",
-                "message": "this MCP endpoint answers POST "
-                "only: it is stateless and offers no event stream",
-                "details": None,
-            }
-        },
-        status_code=405,
+async def _no_stream(_: Request) -> Response:
+    return error_response(
+        405,
+        "method_not_allowed",
+        "this MCP endpoint answers POST only: it is stateless and offers no event stream",
         headers={"Allow": "POST"},
     )
 
 
-def mount(app: FastAPI, env: Callable[[], Env], public_url: str) -> list[MCPServer]:
+def mount(app: FastAPI, env: Callable[[], Env], settings: Settings) -> list[MCPServer]:
     """Add every profile's endpoint to the app; returns the servers, whose session managers
     the app's lifespan must run (see ``running``)."""
     servers = []
+    allowed = Allowed.for_url(settings.public_url)
+    limit = body_limit(settings)
     for profile in profiles():
         server = build_server(profile, LocalBackend(env, http_key, local_files=False))
         starlette_app = server.streamable_http_app(
             streamable_http_path=path_of(profile),
             stateless_http=True,
             json_response=True,
-            transport_security=_security(public_url),
+            # The guard checks hosts, origins, media type and size first (guard.py); the SDK's
+            # own size check stays as a backstop at the same limit.
+            max_request_body_size=limit,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         endpoint: Any = starlette_app.routes[0].endpoint  # type: ignore[attr-defined]
+        guarded = Guard(endpoint, allowed, limit)
         app.router.routes.append(Route(path_of(profile), _no_stream, methods=["GET"]))
-        app.router.routes.append(Route(path_of(profile), endpoint, methods=["POST", "DELETE"]))
+        app.router.routes.append(Route(path_of(profile), guarded, methods=["POST", "DELETE"]))
         servers.append(server)
     return servers
 

@@ -23,8 +23,9 @@ import mcp_types as types
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
 
-from viewfinder.errors import InvalidInput, Unauthenticated, Unavailable
+from viewfinder.errors import InvalidInput, Unauthenticated, Unavailable, ViewfinderError
 from viewfinder.mcp.http import path_of
 from viewfinder.mcp.server import build_server
 from viewfinder.mcp.tooling import CONNECT_HINT, Backend, LocalBackend, ToolSpec, tool_error
@@ -73,17 +74,50 @@ class RemoteBackend:
         except InvalidInput as exc:
             return tool_error(exc)
         headers = {"Authorization": f"Bearer {key}"}
+        refusals: list[ViewfinderError] = []
+
+        async def keep_refusal(response: httpx2.Response) -> None:
+            # The server's own refusals of a request (size, host) come in the JSON error shape,
+            # which the SDK client reduces to "Server returned an error response".
+            if response.status_code >= 400:
+                await response.aread()
+                refusals.append(_server_refusal(response))
+
         try:
             async with (
-                httpx2.AsyncClient(headers=headers, timeout=120) as http,
+                httpx2.AsyncClient(
+                    headers=headers, timeout=120, event_hooks={"response": [keep_refusal]}
+                ) as http,
                 Client(streamable_http_client(self.url, http_client=http)) as client,
             ):
                 result: types.CallToolResult = await client.call_tool(spec.name, sent)
         except Exception as exc:  # the transport reports failures in many shapes
+            if refusals:
+                return tool_error(refusals[-1])
+            if isinstance(exc, MCPError):
+                return tool_error(
+                    Unavailable(f"Viewfinder at {self.url} answered an error: {exc.error.message}")
+                )
             return tool_error(
                 Unavailable(f"cannot reach Viewfinder at {self.url} ({exc}); is it running?")
             )
         return result
+
+
+def _server_refusal(response: httpx2.Response) -> ViewfinderError:
+    """The error a server's answer carries, in the one JSON error shape or as JSON-RPC."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    shaped = body.get("error") if isinstance(body, dict) else None
+    if isinstance(shaped, dict) and isinstance(shaped.get("message"), str):
+        refusal = ViewfinderError(shaped["message"])
+        refusal.code = str(shaped.get("code") or "error")
+        return refusal
+    return Unavailable(
+        f"Viewfinder answered HTTP {response.status_code} to this call; the server's log says why"
+    )
 
 
 def run(profile: str, settings: Settings) -> None:
