@@ -58,9 +58,11 @@ check: install
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# The review server on http://127.0.0.1:8000, data in .viewfinder/ (keys printed on first start).
+# The review server on http://$(HOST):$(PORT), data in .viewfinder/ (keys printed on first start).
+HOST ?= 127.0.0.1
+PORT ?= 8000
 serve: install
-	$(VENV)/bin/viewfinder serve
+	$(VENV)/bin/viewfinder serve --host $(HOST) --port $(PORT)
 
 format: install
 	$(VENV)/bin/ruff check --fix .

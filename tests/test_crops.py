@@ -60,3 +60,15 @@ def test_a_negative_padding_is_refused() -> None:
     regions = compare(data, png.encode(white(3, 2))).regions
     with pytest.raises(InvalidInput, match="padding must be 0 or more"):
         crop_regions(data, data, regions, padding=-1)
+
+
+def test_a_small_region_is_cropped_with_enough_of_its_surroundings_to_place_it() -> None:
+    base = np.full((200, 400, 4), 255, np.uint8)
+    cand = base.copy()
+    cand[190:196, 395:399] = (0, 0, 0, 255)  # a 4x6 change in the bottom-right corner
+    base_png, cand_png = png.encode(base), png.encode(cand)
+    (crop,) = crop_regions(base_png, cand_png, compare(base_png, cand_png).regions, least=(120, 80))
+    # As large as asked, and moved (not cut) to stay on the canvas.
+    assert (crop.x, crop.y, crop.width, crop.height) == (280, 120, 120, 80)
+    (big,) = crop_regions(base_png, cand_png, compare(base_png, cand_png).regions, least=(999, 999))
+    assert (big.x, big.y, big.width, big.height) == (0, 0, 400, 200)

@@ -68,6 +68,8 @@ def test_the_agent_loop_of_ui_verify_reads_decides_and_checks_the_pr(env: Env, k
             assert build["comments"] == {"total": 0, "unresolved": 0}
             assert [s["name"] for s in build["changed"]] == ["about", "home"]
             assert build["changedNextCursor"] is None and build["failed"] == []
+            assert [s["name"] for s in build["new"]] == ["pricing"] and build["removed"] == []
+            assert build["newNextCursor"] is None and build["removedNextCursor"] is None
             home = build["changed"][1]
             assert home["status"] == "changed" and home["diffPercent"] > 0
             assert "unchanged" not in build
@@ -140,7 +142,9 @@ def test_the_agent_loop_of_ui_verify_reads_decides_and_checks_the_pr(env: Env, k
                     "review_diff", {"diffResultId": home["diffResultId"], "decision": "accept"}
                 )
             )
-            assert accepted["review"] == "accepted" and accepted["baselineUpdated"] is False
+            # Within the PR an agent's accept moves the PR's own baseline (not the shared one).
+            assert accepted["review"] == "accepted" and accepted["baselineUpdated"] is True
+            assert "this pull request's baseline" in accepted["message"]
             rest = data(await agent.call_tool("accept_build", {"commitSha": "bbbb2222"}))
             assert rest["accepted"] == [build["changed"][0]["diffResultId"]]
 
@@ -228,10 +232,12 @@ def test_selectors_cursors_and_px_pagination(env: Env, keys: Keys) -> None:
                 for argument in tool.input_schema["properties"]:
                     assert "_" not in argument, (name, argument)
             assert tools["delete_comment"].annotations.destructive_hint  # type: ignore[union-attr]
+            # The three selectors, and repo for a PR number that several repositories share.
             assert set(tools["get_build"].input_schema["properties"]) == {
                 "commitSha",
                 "prNumber",
                 "buildId",
+                "repo",
             }
 
             seen: list[str] = []
@@ -354,3 +360,70 @@ def test_get_build_on_a_500_story_build_stays_under_16_kb(env: Env, keys: Keys) 
             assert [s["name"] for s in rest["items"]] == names[475:]
 
     anyio.run(measure)
+
+
+def test_get_build_shows_every_list_with_its_cursor_within_25_stories(env: Env, keys: Keys) -> None:
+    old = {f"old-{i:02}": shot() for i in range(12)}
+    same = {f"same-{i:02}": shot() for i in range(30)}
+    make_build(env, keys.ci, "aaaa1111", old | same)
+    changed = dict.fromkeys(same, shot(box=(0, 0, 3, 3)))
+    new = {f"new-{i:02}": shot() for i in range(9)}
+    make_build(env, keys.ci, "bbbb2222", changed | new)
+
+    async def check() -> None:
+        async with serving(env) as app, connect(app, keys.secrets["agent"], PROFILE) as agent:
+            build = data(await agent.call_tool("get_build", {"commitSha": "bbbb2222"}))
+            sizes = {k: len(build[k]) for k in ("changed", "failed", "new", "removed")}
+            assert sizes == {"changed": 15, "failed": 0, "new": 5, "removed": 5}
+            assert build["failedNextCursor"] is None
+            for kind, total in (("changed", 30), ("new", 9), ("removed", 12)):
+                rest = data(
+                    await agent.call_tool(
+                        "list_build_stories",
+                        {
+                            "commitSha": "bbbb2222",
+                            "status": kind,
+                            "cursor": build[f"{kind}NextCursor"],
+                            "limit": 100,
+                        },
+                    )
+                )
+                names = [s["name"] for s in build[kind] + rest["items"]]
+                assert len(names) == len(set(names)) == total, kind
+
+    anyio.run(check)
+
+
+def test_a_build_selector_beside_a_diff_must_name_its_build_and_pr_numbers_need_their_repo(
+    env: Env, keys: Keys
+) -> None:
+    _, pr_id = pr_fixture(env, keys)
+    make_build(env, keys.ci, "cccc3333", {"home": shot(box=(1, 1, 9, 9))}, pr=7, repo="acme/api")
+
+    async def check() -> None:
+        async with serving(env) as app, connect(app, keys.secrets["agent"], PROFILE) as agent:
+            build = data(await agent.call_tool("get_build", {"buildId": pr_id}))
+            diff_id = build["changed"][0]["diffResultId"]
+            agreeing = {"diffResultId": diff_id, "commitSha": "bbbb2222", "buildId": pr_id}
+            assert data(await agent.call_tool("get_diff", agreeing))["buildId"] == pr_id
+            wrong = await agent.call_tool(
+                "get_diff", {"diffResultId": diff_id, "commitSha": "aaaa1111"}
+            )
+            assert text(wrong).startswith(
+                f"[invalid_input] diffResultId {diff_id} belongs to build {pr_id}, not to the "
+                "build selected by commitSha aaaa1111"
+            )
+            comment = await agent.call_tool(
+                "post_comment", {"diffResultId": diff_id, "body": "hm", "buildId": "bld_other"}
+            )
+            assert "leave the build selector out" in text(comment)
+
+            ambiguous = await agent.call_tool("get_build", {"prNumber": 7})
+            assert text(ambiguous) == (
+                "[invalid_input] PR #7 has builds in several repositories (acme/api, acme/shop): "
+                "say which with repo (owner/name)"
+            )
+            shop = data(await agent.call_tool("get_build", {"prNumber": 7, "repo": "acme/shop"}))
+            assert shop["buildId"] == pr_id
+
+    anyio.run(check)

@@ -104,3 +104,28 @@ def test_the_last_admin_key_cannot_be_revoked(env: Env, keys: Keys) -> None:
     other = projects.authenticate(env, second.key)
     with pytest.raises(Conflict, match="last admin key"):
         projects.revoke_key(env, other, second.id)
+
+
+def test_a_checked_key_is_trusted_briefly_and_forgotten_at_once_when_revoked(
+    env: Env, keys: Keys
+) -> None:
+    secret = keys.secrets["agent"]
+    env.trusted_keys.clear()
+    assert projects.known_actor(env, secret) is None  # not checked by this process yet
+    checked = projects.authenticate(env, secret)
+    assert projects.known_actor(env, secret) == checked
+    assert projects.known_actor(env, secret, as_agent=True) == checked  # an agent key already
+    projects.revoke_key(env, keys.admin, checked.key_id)
+    assert projects.known_actor(env, secret) is None
+    with pytest.raises(Unauthenticated, match="unknown or revoked"):
+        projects.authenticate(env, secret)
+
+
+def test_with_no_key_cache_every_request_checks_the_key(env: Env, keys: Keys) -> None:
+    import dataclasses
+
+    uncached = dataclasses.replace(
+        env, settings=env.settings.model_copy(update={"key_cache_seconds": 0}), trusted_keys={}
+    )
+    projects.authenticate(uncached, keys.secrets["ci"])
+    assert projects.known_actor(uncached, keys.secrets["ci"]) is None

@@ -131,3 +131,89 @@ def test_an_unapproved_diff_of_a_closed_context_cannot_be_approved(env: Env, key
     contexts.close_context(env, keys.admin, reason="closed", **PR)
     with pytest.raises(Conflict, match="context is closed"):
         reviews.approve_diff(env, keys.admin, diff)
+
+
+# ---- decisions that carry over within a pull request ------------------------------------------
+
+
+def test_within_a_pr_an_agent_accept_moves_the_prs_baseline_and_decisions_carry_over(
+    env: Env, keys: Keys
+) -> None:
+    make_build(env, keys.ci, "aaa1", {"home": shot(), "cart": shot(), "menu": shot()})
+    changed = {"home": shot(box=BOX), "cart": shot(box=(0, 0, 4, 4)), "menu": shot()}
+    first = make_build(env, keys.ci, "bbb2", changed, pr=7)
+    home, cart = changed_diff(env, keys, first, "home"), changed_diff(env, keys, first, "cart")
+
+    accepted = reviews.review_diff(env, keys.agent, home, "accept")
+    assert accepted.baseline_updated and accepted.diff.became_baseline == "context"
+    assert "this pull request's baseline" in accepted.message
+    assert accepted.diff.approved_at is None  # an accept, not a person's approval
+    assert "next build compares with it" in diffs.get_diff(env, keys.agent, home).next_step
+    denied = reviews.review_diff(env, keys.agent, cart, "deny")
+    assert not denied.baseline_updated and denied.diff.became_baseline is None
+    listed = baselines.list_baselines(env, keys.agent).items
+    shared = {b.name: b.image_id for b in listed if b.scope == "shared"}
+    assert shared["home"] != accepted.diff.image_id
+
+    # A fix for something else: the same home and cart again, and a menu that changed now.
+    again = changed | {"menu": shot(box=(30, 30, 40, 40))}
+    second = make_build(env, keys.ci, "ccc3", again, pr=7)
+    detail = builds.get_build(env, keys.agent, build_id=second)
+    assert {s.name for s in detail.changed.items} == {"cart", "menu"}  # home matches the PR's
+    cart2 = diffs.get_diff(env, keys.agent, changed_diff(env, keys, second, "cart"))
+    assert cart2.decision == "denied" and cart2.decision_from == cart
+    assert cart2.next_step.startswith(
+        f"Already denied on an earlier build of this pull request (diff {cart}"
+    )
+    menu = diffs.get_diff(env, keys.agent, changed_diff(env, keys, second, "menu"))
+    assert menu.decision == "pending" and menu.decision_from is None
+
+    # Shared baselines are untouched until the PR is merged, which promotes the accepted one.
+    now = baselines.list_baselines(env, keys.agent)
+    assert {b.name: b.image_id for b in now.items if b.scope == "shared"} == shared
+    contexts.close_context(env, keys.admin, pr_number=7, repo="acme/shop", reason="merged")
+    [merged_home] = baselines.list_baselines(env, keys.agent, name="home").items
+    assert merged_home.scope == "shared" and merged_home.image_id == accepted.diff.image_id
+
+
+def test_outside_a_pr_an_inherited_decision_never_happens(env: Env, keys: Keys) -> None:
+    make_build(env, keys.ci, "aaa1", {"home": shot()})
+    first = make_build(env, keys.ci, "bbb2", {"home": shot(box=BOX)})
+    reviews.review_diff(env, keys.agent, changed_diff(env, keys, first, "home"), "deny")
+    second = make_build(env, keys.ci, "ccc3", {"home": shot(box=BOX)})
+    again = diffs.get_diff(env, keys.agent, changed_diff(env, keys, second, "home"))
+    assert again.decision == "pending" and again.decision_from is None
+
+
+def test_an_agent_accepting_a_whole_pr_build_moves_the_prs_baselines(env: Env, keys: Keys) -> None:
+    make_build(env, keys.ci, "aaa1", {"home": shot(), "cart": shot()})
+    first = make_build(
+        env, keys.ci, "bbb2", {"home": shot(box=BOX), "cart": shot(box=(1, 1, 9, 9))}, pr=8
+    )
+    result = reviews.accept_build(env, keys.agent, build_id=first)
+    assert len(result.accepted) == 2 and "this pull request's baselines now" in result.message
+    second = make_build(
+        env, keys.ci, "ccc3", {"home": shot(box=BOX), "cart": shot(box=(1, 1, 9, 9))}, pr=8
+    )
+    assert builds.get_build(env, keys.agent, build_id=second).counts.changed == 0
+
+
+def test_a_person_may_still_approve_a_diff_an_agent_accepted_in_its_pr(
+    env: Env, keys: Keys
+) -> None:
+    make_build(env, keys.ci, "aaa1", {"home": shot()})
+    first = make_build(env, keys.ci, "bbb2", {"home": shot(box=BOX)}, pr=9)
+    home = changed_diff(env, keys, first, "home")
+    reviews.review_diff(env, keys.agent, home, "accept")
+    assert not diffs.get_diff(env, keys.agent, home).stale  # its own accept moved the baseline
+    approved = reviews.approve_diff(env, keys.admin, home)
+    assert approved.diff.approved_at is not None and approved.baseline.scope == "context"
+
+
+def test_a_diff_with_nothing_to_review_has_no_decision_in_any_record(env: Env, keys: Keys) -> None:
+    make_build(env, keys.ci, "aaa1", {"home": shot()})
+    second = make_build(env, keys.ci, "bbb2", {"home": shot()})
+    [story] = builds.list_build_stories(env, keys.agent, second, state="unchanged").items
+    assert story.diff_id is not None
+    assert story.decision is None
+    assert diffs.get_diff(env, keys.agent, story.diff_id).decision is None

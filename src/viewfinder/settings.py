@@ -92,6 +92,13 @@ class Settings(BaseSettings):
         description="Database connections each process keeps open (PostgreSQL); up to as many "
         "again are opened under load. Count every node and worker against the server's limit.",
     )
+    key_cache_seconds: float = Field(
+        2.0,
+        ge=0,
+        description="How long a process trusts a key it has checked before checking it again "
+        "(a revoked key stops working at once on the node that revoked it, within this time on "
+        "the others); 0 checks every request.",
+    )
     build_expiry_seconds: int = Field(
         86400,
         ge=60,

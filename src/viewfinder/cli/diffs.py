@@ -77,7 +77,7 @@ def show_diff(
     typer.echo(describe(diff))
     approved = ", approved" if diff["approved_at"] else ""
     typer.echo(
-        f"  {diff['name']} ({dash(diff['variant'])}): decision {diff['decision']}{approved}, "
+        f"  {diff['name']} ({dash(diff['variant'])}): decision {dash(diff['decision'])}{approved}, "
         f"{diff['open_threads']} open thread(s)" + (", stale" if diff["stale"] else "")
     )
     typer.echo(f"  next: {diff['next_step']}")

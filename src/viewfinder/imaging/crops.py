@@ -39,15 +39,20 @@ def crop_regions(
     regions: Sequence[Region],
     *,
     padding: int = 16,
+    least: tuple[int, int] = (0, 0),
     limits: png.Limits = png.DEFAULT_LIMITS,
 ) -> tuple[RegionCrop, ...]:
-    """Crop both images around each region (grown by ``padding``, clipped to the canvas).
+    """Crop both images around each region (grown by ``padding``, and to at least ``least``
+    (width, height) around its centre, clipped to the canvas): a small change is shown with
+    enough of its surroundings to tell where it is.
 
     Parts of a box outside one of the images are transparent. Raises InvalidInput for a negative
     padding, and InvalidImage or ImageTooLarge for bad images.
     """
     if padding < 0:
         raise InvalidInput(f"padding must be 0 or more (got {padding})")
+    if min(least) < 0:
+        raise InvalidInput(f"least must be 0 or more in both directions (got {least})")
     if not regions:
         return ()
     sizes = [
@@ -57,9 +62,8 @@ def crop_regions(
     width, height = max(h.width for h in sizes), max(h.height for h in sizes)
     crops = []
     for region in regions:
-        x0, y0 = max(region.x - padding, 0), max(region.y - padding, 0)
-        x1 = min(region.x + region.width + padding, width)
-        y1 = min(region.y + region.height + padding, height)
+        x0, x1 = _span(region.x, region.width, padding, least[0], width)
+        y0, y1 = _span(region.y, region.height, padding, least[1], height)
         # Only the rows of the box are kept: a crop of a huge page never decodes all of it.
         before = _window(_rows(base, y0, y1, limits, "base"), x0, y1 - y0, x1)
         after = _window(_rows(candidate, y0, y1, limits, "candidate"), x0, y1 - y0, x1)
@@ -76,6 +80,17 @@ def crop_regions(
             )
         )
     return tuple(crops)
+
+
+def _span(start: int, size: int, padding: int, least: int, limit: int) -> tuple[int, int]:
+    """One axis of a crop: the region grown by ``padding`` and clipped to 0..limit; when that
+    is under ``least``, a window of ``least`` around the region's centre, kept within 0..limit."""
+    low, high = max(start - padding, 0), min(start + size + padding, limit)
+    if high - low >= least:
+        return low, high
+    want = min(least, limit)
+    low = min(max(start + size // 2 - want // 2, 0), limit - want)
+    return low, low + want
 
 
 def side_by_side(left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -28,6 +28,9 @@ class Selector(BaseModel):
     build_id: str | None = BuildId
     commit_sha: str | None = CommitSha
     pr_number: int | None = PrNumber
+    repo: str | None = Field(
+        None, description="owner/name, with pr_number when that number is in several repos."
+    )
 
 
 class ContextSelector(BaseModel):

@@ -221,6 +221,7 @@ TOOLS: list[ToolSpec] = [
                 build_id=a.build_id,
                 commit_sha=a.commit_sha,
                 pr_number=a.pr_number,
+                repo=a.repo,
                 limit=a.limit,
             )
         ),
@@ -279,7 +280,12 @@ TOOLS: list[ToolSpec] = [
         Selector,
         AcceptBuildResult,
         lambda c, a: reviews.accept_build(
-            c.env, c.actor, build_id=a.build_id, commit_sha=a.commit_sha, pr_number=a.pr_number
+            c.env,
+            c.actor,
+            build_id=a.build_id,
+            commit_sha=a.commit_sha,
+            pr_number=a.pr_number,
+            repo=a.repo,
         ),
         idempotent=True,
         operation="accept_build",

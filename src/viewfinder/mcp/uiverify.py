@@ -92,6 +92,7 @@ def _get_diff(call: Call, args: GetDiff) -> DiffDetail:
         diff_id=args.diffResultId,
         story_id=args.storyId,
         names=("diffResultId", "storyId", ""),
+        selector=args.selector(),
     )
     if record is None:
         assert story is not None
@@ -112,7 +113,8 @@ class Render(BaseModel):
     which: Literal["diff", "baseline", "candidate", "before_after", "before", "after"] = Field(
         "diff",
         description="diff: changes in red over a faded copy; baseline (before) or candidate "
-        "(after) whole; before_after: side-by-side crops, one per changed region.",
+        "(after) whole; before_after: side-by-side crops, one per changed region, 10 at a "
+        "time (pxPagination picks the band of rows).",
     )
     pxPagination: PxPagination | None = Field(
         None, description="A slice of a tall image: {offset, height}; omit for the whole image."
@@ -161,7 +163,12 @@ def _review(call: Call, args: Review) -> ReviewOutcome:
 
 def _accept_build(call: Call, sel: Selector) -> BuildAcceptance:
     result = reviews.accept_build(
-        call.env, call.actor, build_id=sel.buildId, commit_sha=sel.commitSha, pr_number=sel.prNumber
+        call.env,
+        call.actor,
+        build_id=sel.buildId,
+        commit_sha=sel.commitSha,
+        pr_number=sel.prNumber,
+        repo=sel.repo,
     )
     return BuildAcceptance(
         buildId=result.build_id,
@@ -202,6 +209,8 @@ class PostComment(AnyBuild):
 
 
 def _post_comment(call: Call, args: PostComment) -> Comment:
+    if args.diffResultId is not None and args.selector():
+        diffs.find(call.env, call.actor, diff_id=args.diffResultId, selector=args.selector())
     created = threads.post_comment(
         call.env,
         call.actor,

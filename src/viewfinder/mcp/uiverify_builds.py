@@ -29,7 +29,15 @@ from viewfinder.services.prs import Changeset
 
 CURSOR = Field(None, description="nextCursor of the previous page; omit for the first page.")
 LIMIT = Field(None, ge=1, le=100, description="Items per page: 25 by default, at most 100.")
-UNUSED = "Optional and not needed: the diffResultId (or storyId) already names one build's story."
+UNUSED = (
+    "Optional: the diffResultId (or storyId) already names one build's story; when given, it "
+    "must name that build."
+)
+REPO = Field(
+    None,
+    description="owner/name, with prNumber: needed only when that number has builds in several "
+    "repositories.",
+)
 
 
 class Selector(BaseModel):
@@ -38,12 +46,24 @@ class Selector(BaseModel):
     commitSha: str | None = Field(None, description="The newest build of this commit.")
     prNumber: int | None = Field(None, description="The newest build of this pull request.")
     buildId: str | None = Field(None, description="The build's id (bld_...).")
+    repo: str | None = REPO
 
 
 class AnyBuild(BaseModel):
     commitSha: str | None = Field(None, description=UNUSED)
     prNumber: int | None = Field(None, description=UNUSED)
     buildId: str | None = Field(None, description=UNUSED)
+    repo: str | None = Field(None, description=UNUSED)
+
+    def selector(self) -> dict[str, Any]:
+        """The build selector as the services name it, only what was sent."""
+        sent = {
+            "build_id": self.buildId,
+            "commit_sha": self.commitSha,
+            "pr_number": self.prNumber,
+            "repo": self.repo,
+        }
+        return {k: v for k, v in sent.items() if v is not None}
 
 
 def detail(call: Call, sel: Selector, limit: int | None = None) -> BuildDetail:
@@ -53,12 +73,13 @@ def detail(call: Call, sel: Selector, limit: int | None = None) -> BuildDetail:
         build_id=sel.buildId,
         commit_sha=sel.commitSha,
         pr_number=sel.prNumber,
+        repo=sel.repo,
         limit=limit,
     )
 
 
 def selected_build_id(call: Call, sel: Selector) -> str:
-    if sel.buildId is not None and sel.commitSha is None and sel.prNumber is None:
+    if sel.buildId is not None and sel.commitSha is None and sel.prNumber is None and not sel.repo:
         return sel.buildId
     return detail(call, sel, limit=1).id
 
@@ -97,31 +118,35 @@ def list_builds(call: Call, args: ListBuilds) -> BuildList:
 
 
 # Stories one get_build answer holds in all: 25 keep the answer (JSON text and structured
-# content both) under 16 KB whatever the build's size.
+# content both) under 16 KB whatever the build's size. Each list that has stories gets some of
+# them, the lists that need a look first most; every list's cursor goes on from where it stops.
 TRIAGE_ITEMS = 25
-FAILED_SHARE = 5  # of those, kept for failed stories when both lists are full
+TRIAGE_LISTS = ("changed", "failed", "new", "removed")
+LIST_SHARE = 5  # stories every non-empty list gets before the others take the rest
+
+
+def triage_sizes(counts: dict[str, int]) -> dict[str, int]:
+    """How many stories of each list one get_build answer shows."""
+    sizes = {k: min(counts[k], LIST_SHARE) for k in TRIAGE_LISTS}
+    left = TRIAGE_ITEMS - sum(sizes.values())
+    for k in TRIAGE_LISTS:
+        extra = min(counts[k] - sizes[k], left)
+        sizes[k] += extra
+        left -= extra
+    return sizes
 
 
 def get_build(call: Call, sel: Selector) -> BuildTriage:
-    d = detail(call, sel)
+    d = detail(call, sel, limit=1)
     comments = threads.list_build_comments(call.env, call.actor, d.id)
-    changed, failed = d.changed, d.failed
-    if len(changed.items) + len(failed.items) > TRIAGE_ITEMS:
-        # Both lists are long: the first pages shrink to share the budget, and their cursors
-        # continue from where each stops.
-        keep_failed = min(len(failed.items), max(TRIAGE_ITEMS - len(changed.items), FAILED_SHARE))
-        changed = _first(call, d.id, "changed", TRIAGE_ITEMS - keep_failed)
-        failed = _first(call, d.id, "failed", keep_failed)
+    sizes = triage_sizes(d.counts.model_dump())
+    fields: dict[str, Any] = {}
+    for state in TRIAGE_LISTS:
+        page = _first(call, d.id, state, sizes[state]) if sizes[state] else None
+        fields[state] = story_items(page.items) if page else []
+        fields[f"{state}NextCursor"] = page.next_cursor if page else None
     return BuildTriage.model_validate(
-        {
-            **BuildItem.fields_of(d),
-            "url": d.url,
-            "comments": CommentTally.of(comments),
-            "changed": story_items(changed.items),
-            "changedNextCursor": changed.next_cursor,
-            "failed": story_items(failed.items),
-            "failedNextCursor": failed.next_cursor,
-        }
+        {**BuildItem.fields_of(d), "url": d.url, "comments": CommentTally.of(comments), **fields}
     )
 
 

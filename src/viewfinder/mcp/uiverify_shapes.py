@@ -139,8 +139,9 @@ class BuildList(Record):
 
 
 class BuildTriage(BuildItem):
-    """One build for triage: counts, the comment tally, and the first page of what needs a
-    look. The other lists are paged with list_build_stories."""
+    """One build for triage: counts, the comment tally, and the first stories of each list
+    (25 in all, changed ones first). A non-null NextCursor means more: page that list with
+    list_build_stories."""
 
     url: str = Field(description="The build in the dashboard.")
     comments: CommentTally
@@ -148,6 +149,10 @@ class BuildTriage(BuildItem):
     changedNextCursor: str | None
     failed: list[StoryItem]
     failedNextCursor: str | None
+    new: list[StoryItem]
+    newNextCursor: str | None
+    removed: list[StoryItem]
+    removedNextCursor: str | None
 
 
 class StoryPage(Record):

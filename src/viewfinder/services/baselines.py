@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+from pydantic import Field
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
@@ -33,7 +34,9 @@ class BaselineRecord(Record):
     scope: Literal["shared", "context"]
     context_id: str | None
     image_id: str
-    source: Literal["registered", "approved", "promoted"]
+    source: Literal["registered", "approved", "accepted", "promoted"] = Field(
+        description="accepted: a reviewer accepted the change within its pull request."
+    )
     comparison_id: str | None
     created_by: str
     created_at: datetime

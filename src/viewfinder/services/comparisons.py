@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeVar
 
@@ -118,15 +119,31 @@ DIRECT = "images"  # the owner kind of a comparison asked for directly, which se
 
 # How a finished comparison settles its owner, by owner kind; runs in the result's transaction.
 Settle = Callable[[Session, Comparison], None]
-_OWNERS: dict[str, Settle] = {}
 
 
-def register_owner(kind: str, settle: Settle) -> None:
+def _nothing(_s: Session, _row: Comparison) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Owner:
+    """``settle`` carries the result into the owner's rows once the comparison's row is
+    written. ``conclude`` may still set fields of the comparison's own row from what it reads
+    (a decision it inherits): it runs before that row is written, so the row is written once."""
+
+    settle: Settle
+    conclude: Settle = _nothing
+
+
+_OWNERS: dict[str, Owner] = {}
+
+
+def register_owner(kind: str, settle: Settle, *, conclude: Settle = _nothing) -> None:
     """Declare a kind of owner and what settles it once its comparison is done or failed."""
-    _OWNERS[kind] = settle
+    _OWNERS[kind] = Owner(settle, conclude)
 
 
-register_owner(DIRECT, lambda _s, _row: None)
+register_owner(DIRECT, _nothing)
 
 
 def new_row(
@@ -270,8 +287,11 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
             for r in result.regions
         ]
         row.diff_sha256 = diff_sha
+        owner = _OWNERS[row.owner_kind]
+        with s.no_autoflush:
+            owner.conclude(s, row)
         s.flush()
-        _OWNERS[row.owner_kind](s, row)
+        owner.settle(s, row)
         return _job_done(s, job_id)
 
 
@@ -298,7 +318,7 @@ def _store_failure(env: Env, comparison_id: str, reason: str, job_id: int | None
         row.failure_reason = reason
         row.completed_at = max(utcnow(), row.requested_at)
         s.flush()
-        _OWNERS[row.owner_kind](s, row)
+        _OWNERS[row.owner_kind].settle(s, row)
         return _job_done(s, job_id)
 
 

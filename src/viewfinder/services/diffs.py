@@ -7,9 +7,10 @@ so adapters ask rather than restate."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 from sqlalchemy import select
@@ -25,7 +26,7 @@ from viewfinder.services.records import (
     Urls,
 )
 from viewfinder.services.urls import file_url
-from viewfinder.store.models import Baseline, Comparison, Context, Image, Story
+from viewfinder.store.models import Baseline, Comparison, Context, Image, Story, utcnow
 
 if TYPE_CHECKING:
     from viewfinder.services.builds.records import StoryRecord
@@ -50,9 +51,21 @@ class DiffRecord(ComparisonResult):
     baseline_image_id: str | None
     baseline_scope: Literal["shared", "context"] | None
     stale: bool = Field(description="The baseline changed after this comparison.")
-    decision: Decision
+    decision: Decision | None = Field(
+        description="The review decision; null when there is no change to review."
+    )
     decided_by: str | None
     decided_at: datetime | None
+    decision_from: str | None = Field(
+        None,
+        description="The earlier diff of this pull request whose decision this one took: the "
+        "same image, already decided there.",
+    )
+    became_baseline: Literal["shared", "context"] | None = Field(
+        None,
+        description="Which baseline the candidate became when accepted or approved: shared, "
+        "or context (the pull request's own, shared once the PR is merged); null: none.",
+    )
     approved_by: str | None
     approved_at: datetime | None
     open_threads: int = Field(description="Unresolved comment threads and marks on the diff.")
@@ -145,12 +158,59 @@ def get_row(s: Session, actor: Actor, diff_id: str) -> Comparison:
 
 def is_stale(s: Session, row: Comparison) -> bool:
     """The baseline this diff was compared with is no longer the one a new compare would use
-    (and this diff's own approval is not what replaced it)."""
+    (and this diff's own acceptance or approval is not what replaced it)."""
     if row.registered or row.baseline_id is None or row.approved_at is not None:
         return False
     context = s.get(Context, row.context_id) if row.context_id else None
     now = baselines.current(s, row.project_id, row.name, row.variant, context)
-    return now is None or now.id != row.baseline_id
+    return now is None or (now.id != row.baseline_id and now.comparison_id != row.id)
+
+
+def inherit_decision(s: Session, row: Comparison) -> None:
+    """Within a pull request, a changed candidate byte for byte the same as one already decided
+    on an earlier diff of the same name there takes that decision (the newest), and says so
+    (``decision_from``): an agent that accepted a change and pushed a fix for something else
+    does not see it again. Runs as a comparison's owners conclude it, before its row is
+    written."""
+    if comparisons.outcome(row) != "changed" or row.decision != "pending" or not row.context_id:
+        return
+    context = s.get(Context, row.context_id)
+    if not baselines.uses_own_baselines(context):
+        return
+    sha = s.scalar(select(Image.sha256).where(Image.id == row.image_id))
+    earlier = s.scalar(
+        select(Comparison)
+        .join(Image, Image.id == Comparison.image_id)
+        .where(
+            Comparison.project_id == row.project_id,
+            Comparison.context_id == row.context_id,
+            Comparison.name == row.name,
+            Comparison.variant == row.variant,
+            Comparison.id != row.id,
+            Comparison.decision != "pending",
+            Image.sha256 == sha,
+        )
+        .order_by(Comparison.decided_at.desc())
+        .limit(1)
+    )
+    if earlier is None:
+        return
+    row.decision = earlier.decision
+    row.decided_by = earlier.decided_by
+    row.decided_at = utcnow()
+    row.decision_from = earlier.decision_from or earlier.id
+
+
+def became_baseline(s: Session, row: Comparison) -> Literal["shared", "context"] | None:
+    """The baseline this diff's candidate became when it was accepted or approved (the pull
+    request's own is ``context``), or None."""
+    scope = s.scalar(
+        select(Baseline.scope)
+        .where(Baseline.comparison_id == row.id, Baseline.source.in_(("approved", "accepted")))
+        .order_by(Baseline.created_at.desc())
+        .limit(1)
+    )
+    return "shared" if scope == "shared" else "context" if scope == "context" else None
 
 
 @dataclass(frozen=True)
@@ -161,6 +221,7 @@ class Facts:
     stale: bool
     closed: bool
     blockers: list[str]  # unresolved threads that block accepting, oldest first
+    own_baselines: bool  # the diff's context (a pull request) keeps baselines of its own
 
 
 def facts(s: Session, row: Comparison) -> Facts:
@@ -170,7 +231,16 @@ def facts(s: Session, row: Comparison) -> Facts:
         stale=is_stale(s, row),
         closed=context is not None and context.status == "closed",
         blockers=lifecycle.blocking(s, "diff", row.id),
+        own_baselines=baselines.uses_own_baselines(context),
     )
+
+
+def accept_moves_baseline(actor: Actor, f: Facts) -> bool:
+    """Whether accepting makes the candidate the baseline it was compared with. An approver's
+    accept does; within a pull request anyone who may review moves the PR's own baseline (the
+    PR's next build then compares with what was accepted), while shared baselines change only
+    through approval or the PR's merge."""
+    return actor.can("approve") or (f.own_baselines and actor.can("review"))
 
 
 def _threads_refusal(row: Comparison, f: Facts, verb: str) -> Conflict:
@@ -222,8 +292,8 @@ def refusal(actor: Actor, row: Comparison, f: Facts, action: Action) -> Viewfind
         return InvalidInput(f"diff {row.id} failed ({row.failure_reason}): deny or ignore it")
     if action != "deny" and f.blockers:
         return _threads_refusal(row, f, action)
-    if action == "accept" and actor.can("approve") and row.approved_at is None:
-        return _approval_refusal(row, f)  # an approver's accept replaces the baseline too
+    if action == "accept" and row.approved_at is None and accept_moves_baseline(actor, f):
+        return _approval_refusal(row, f)  # such an accept replaces the baseline too
     return None
 
 
@@ -257,7 +327,7 @@ def found(row: Comparison) -> str:
     )
 
 
-def _next_step(row: Comparison, f: Facts) -> str:
+def _next_step(s: Session, row: Comparison, f: Facts) -> str:
     result = f.outcome
     if result is None:
         return "The comparison is still computing: ask again in a moment."
@@ -269,6 +339,16 @@ def _next_step(row: Comparison, f: Facts) -> str:
         return "Nothing to review."
     if row.approved_at is not None:
         return "Approved: this image is the baseline now."
+    if row.decision_from is not None:
+        return (
+            f"Already {row.decision} on an earlier build of this pull request (diff "
+            f"{row.decision_from}, the same image): nothing to do unless that was wrong."
+        )
+    if row.decision == "accepted" and became_baseline(s, row) == "context":
+        return (
+            "Accepted: this image is the pull request's baseline now, so its next build "
+            "compares with it; the shared baseline changes when the PR is merged."
+        )
     if f.stale:
         return "The baseline changed after this comparison: push the screenshot again to compare."
     if f.closed:
@@ -301,9 +381,11 @@ def record(env: Env, s: Session, row: Comparison, viewer: Actor) -> DiffRecord:
         baseline_scope=row.baseline_scope,
         **comparisons.result_fields(row),
         stale=f.stale,
-        decision=row.decision,
+        decision=row.decision if f.outcome in REVIEWABLE else None,
         decided_by=row.decided_by,
         decided_at=row.decided_at,
+        decision_from=row.decision_from,
+        became_baseline=became_baseline(s, row),
         approved_by=row.approved_by,
         approved_at=row.approved_at,
         open_threads=len(f.blockers),
@@ -317,7 +399,7 @@ def record(env: Env, s: Session, row: Comparison, viewer: Actor) -> DiffRecord:
             candidate=file_url(env, candidate_sha) if candidate_sha else None,
             diff=file_url(env, row.diff_sha256) if row.diff_sha256 else None,
         ),
-        next_step=_next_step(row, f),
+        next_step=_next_step(s, row, f),
     )
 
 
@@ -334,23 +416,30 @@ def find(
     story_id: str | None = None,
     image_id: str | None = None,
     names: tuple[str, str, str] = ("diff_id", "story_id", "image_id"),
+    selector: Mapping[str, Any] | None = None,
 ) -> tuple[StoryRecord | None, DiffRecord | None]:
     """The diff named by exactly one of its id, its story (any story: a removed one has no
     diff) or its pushed image (the newest diff of it), under the caller's ``names``; with the
-    story when one was named. Raises InvalidInput, NotFound."""
+    story when one was named. A build ``selector`` (build_id, commit_sha, pr_number, repo) sent
+    beside it must name the item's build. Raises InvalidInput, NotFound."""
+    from viewfinder.services import builds
+
     given = dict(zip(names, (diff_id, story_id, image_id), strict=True))
     which = selectors.exactly_one({k: v for k, v in given.items() if k})
+    story: StoryRecord | None = None
     if which == names[0]:
-        return None, get_diff(env, actor, diff_id or "")
-    if which == names[1]:
-        from viewfinder.services import builds
-
+        record: DiffRecord | None = get_diff(env, actor, diff_id or "")
+    elif which == names[1]:
         story = builds.get_story(env, actor, story_id or "")
-        return story, get_diff(env, actor, story.diff_id) if story.diff_id else None
-    found = latest_for_image(env, actor, image_id or "")
-    if found is None:
-        raise InvalidInput(f"image {image_id} was never compared: push it with compare")
-    return None, found
+        record = get_diff(env, actor, story.diff_id) if story.diff_id else None
+    else:
+        record = latest_for_image(env, actor, image_id or "")
+        if record is None:
+            raise InvalidInput(f"image {image_id} was never compared: push it with compare")
+    if selector:
+        build_of = story.build_id if story is not None else record.build_id if record else None
+        builds.confirm_selector(env, actor, build_of, f"{which} {given[which]}", **selector)
+    return story, record
 
 
 def latest_for_image(env: Env, actor: Actor, image_id: str) -> DiffRecord | None:

@@ -69,6 +69,8 @@ class Env:
     signer: Signer
     # Called after a commit that queued jobs, so idle workers start at once instead of polling.
     wake_workers: list[object] = field(default_factory=list)
+    # Keys this process checked recently: hash -> (when, Actor); see projects.known_actor.
+    trusted_keys: dict[str, tuple[float, Actor]] = field(default_factory=dict)
 
     @classmethod
     def open(cls, settings: Settings, *, migrate: bool = True) -> Env:

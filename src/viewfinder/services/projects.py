@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -210,7 +212,26 @@ def revoke_key(env: Env, actor: Actor, key_id: str) -> KeyRecord:
             )
         if row.revoked_at is None:
             row.revoked_at = utcnow()
-        return _key_record(row)
+        record = _key_record(row)
+    _forget_key(env, key_id)
+    return record
+
+
+def _forget_key(env: Env, key_id: str) -> None:
+    for digest, (_, known) in list(env.trusted_keys.items()):
+        if known.key_id == key_id:
+            env.trusted_keys.pop(digest, None)
+
+
+def known_actor(env: Env, key: str | None, *, as_agent: bool = False) -> Actor | None:
+    """The Actor of a key this process checked less than ``key_cache_seconds`` ago, or None.
+    Reads no database, so a front door may ask on its event loop before going to a thread."""
+    ttl = env.settings.key_cache_seconds
+    entry = env.trusted_keys.get(hash_key(key)) if ttl and key else None
+    if entry is None or time.monotonic() - entry[0] > ttl:
+        return None
+    known = entry[1]
+    return dataclasses.replace(known, is_agent=True) if as_agent else known
 
 
 def authenticate(env: Env, key: str | None, *, as_agent: bool = False) -> Actor:
@@ -221,11 +242,15 @@ def authenticate(env: Env, key: str | None, *, as_agent: bool = False) -> Actor:
         )
     if not key.startswith(KEY_PREFIX):
         raise Unauthenticated(f"not a Viewfinder key: keys start with {KEY_PREFIX}")
+    digest = hash_key(key)
     with env.db.read() as s:
-        row = s.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
+        row = s.scalar(select(ApiKey).where(ApiKey.key_hash == digest))
         if row is None or row.revoked_at is not None:
             raise Unauthenticated("this API key is unknown or revoked: ask an admin for a new one")
-        return _actor(row, as_agent=as_agent)
+        known = _actor(row)
+    if env.settings.key_cache_seconds:
+        env.trusted_keys[digest] = (time.monotonic(), known)
+    return dataclasses.replace(known, is_agent=True) if as_agent else known
 
 
 def actor_for_key_id(env: Env, key_id: str) -> Actor:

@@ -36,7 +36,7 @@ class PushResult(Record):
 COMPARE_WAIT_SECONDS = 30.0
 
 # A pushed image's comparison settles nothing else: the push reads its result when it asks.
-comparisons.register_owner("push", lambda _s, _row: None)
+comparisons.register_owner("push", lambda _s, _row: None, conclude=diffs.inherit_decision)
 
 
 def push(

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput, NotFound
-from viewfinder.imaging import Region, crop_regions, decode, png, read_header
+from viewfinder.imaging import Region, crop_regions, png, read_header
+from viewfinder.imaging.crops import GUTTER
 from viewfinder.imaging.png import decode_rows
 from viewfinder.services import comparisons, diffs, scoping, selectors
 from viewfinder.services.env import Actor, Env
@@ -17,6 +18,9 @@ from viewfinder.store.models import Image, Story
 KINDS = ("diff", "before", "after", "before_after")
 PAGE_HEIGHT = 500
 MAX_CROPS = 10
+CROP_PADDING = 32
+# A changed icon or digit is shown with enough around it to tell where it is.
+CROP_LEAST = (320, 160)
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,8 @@ def render_diff(
     height: int | None = None,
 ) -> list[Rendered]:
     """Images of a diff. ``before_after`` gives one side-by-side crop per changed region (up to
-    10); the other kinds give one image, paged by ``offset``/``height`` when asked.
+    10 at a time, the band ``offset``/``height`` choosing which); the other kinds give one
+    image, paged by ``offset``/``height`` when asked.
     Raises InvalidInput (no such image yet), NotFound."""
     if kind not in KINDS:
         raise InvalidInput(f"which must be one of {', '.join(KINDS)} (got {kind!r})")
@@ -94,20 +99,65 @@ def render_diff(
         raise InvalidInput(
             f"diff {diff_id} has no changed regions to crop ({result or 'still computing'})"
         )
-    boxes = [Region(**r) for r in regions[:MAX_CROPS]]
-    crops = crop_regions(env.blobs.get(before_sha), env.blobs.get(after_sha), boxes)
+    return _before_after(
+        env.blobs.get(before_sha), env.blobs.get(after_sha), regions, offset, height
+    )
+
+
+def _before_after(
+    before: bytes,
+    after: bytes,
+    regions: list[dict[str, int]],
+    offset: int | None,
+    height: int | None,
+) -> list[Rendered]:
+    """One side-by-side crop per changed region, top to bottom, at most MAX_CROPS at a time:
+    with ``offset``/``height``, the regions whose top edge lies in that band. The last note
+    says where the next ones are when some are left out."""
+    ordered = sorted((Region(**r) for r in regions), key=lambda r: (r.y, r.x))
+    where = ""
+    top = 0
+    if offset is not None or height is not None:
+        top, size = offset or 0, height or PAGE_HEIGHT
+        if top < 0 or size < 1:
+            raise InvalidInput("pxPagination needs offset >= 0 and height >= 1")
+        ordered = [r for r in ordered if top <= r.y < top + size]
+        where = f" starting in rows {top}-{top + size - 1}"
+        if not ordered:
+            return [_nothing_here(after, top, size, len(regions))]
+    shown, rest = ordered[:MAX_CROPS], ordered[MAX_CROPS:]
+    crops = crop_regions(before, after, shown, padding=CROP_PADDING, least=CROP_LEAST)
     out = []
     for i, crop in enumerate(crops, 1):
+        r = crop.region
         note = (
-            f"region {i} of {len(regions)}: {crop.region.width}x{crop.region.height} at "
-            f"({crop.region.x}, {crop.region.y}), {crop.region.changed_pixels} px changed; "
-            "before on the left, after on the right"
+            f"region {i} of {len(ordered)}{where} ({len(regions)} in the diff): {r.width}x"
+            f"{r.height} at ({r.x}, {r.y}), {r.changed_pixels} px changed; before on the left, "
+            "after on the right"
         )
-        image = decode(crop.side_by_side_png)
-        out.append(
-            Rendered(f"region {i}", crop.side_by_side_png, image.shape[1], image.shape[0], note)
-        )
+        if i == len(crops) and rest:
+            # Progress even when more than MAX_CROPS regions start on one row.
+            after_row = max(rest[0].y, top + 1)
+            note += (
+                f". {len(rest)} more region(s) not shown: ask again with pxPagination "
+                f"{{offset: {after_row}}}"
+            )
+        wide = 2 * crop.width + GUTTER
+        out.append(Rendered(f"region {i}", crop.side_by_side_png, wide, crop.height, note))
     return out
+
+
+def _nothing_here(after: bytes, top: int, size: int, total: int) -> Rendered:
+    """A band of the after image where no changed region starts, saying so."""
+    page = _page(after, top, size, "after")
+    return Rendered(
+        page.label,
+        page.png,
+        page.width,
+        page.height,
+        f"no changed region starts in rows {top}-{top + size - 1} ({total} in the diff); this is "
+        "the after image there",
+    )
 
 
 def story_image(

@@ -52,9 +52,10 @@ def _locked_facts(s: Session, row: Comparison) -> diffs.Facts:
     return diffs.facts(s, row)
 
 
-def _approve_row(s: Session, actor: Actor, row: Comparison) -> Baseline:
-    """Make the diff's candidate the baseline it was compared with (the PR's for a PR diff).
-    The caller checked diffs.refusal first."""
+def _approve_row(s: Session, actor: Actor, row: Comparison, *, approving: bool = True) -> Baseline:
+    """Make the diff's candidate the baseline it was compared with (the PR's for a PR diff),
+    as an approval or, within a PR, as an accept (diffs.accept_moves_baseline). The caller
+    checked diffs.refusal first."""
     context = s.get(Context, row.context_id) if row.context_id else None
     base = baselines.replace(
         s,
@@ -63,32 +64,34 @@ def _approve_row(s: Session, actor: Actor, row: Comparison) -> Baseline:
         variant=row.variant,
         context=context,
         image_id=row.image_id,
-        source="approved",
+        source="approved" if approving else "accepted",
         comparison_id=row.id,
     )
-    row.approved_at = utcnow()
-    row.approved_by = actor.key_id
+    if approving:
+        row.approved_at = utcnow()
+        row.approved_by = actor.key_id
     row.decision = "accepted"
     row.decided_at = row.decided_at or utcnow()
     row.decided_by = row.decided_by or actor.key_id
     return base
 
 
-def _decide(s: Session, actor: Actor, row: Comparison, decision: str) -> bool:
-    """Record the decision, replacing the baseline when an approver accepts. Returns whether
-    the baseline changed. Raises what diffs.refusal names."""
+def _decide(s: Session, actor: Actor, row: Comparison, decision: str) -> Baseline | None:
+    """Record the decision, replacing the baseline when the accept moves it
+    (diffs.accept_moves_baseline). Returns the new baseline, if any. Raises what diffs.refusal
+    names."""
     f = _locked_facts(s, row)
     refused = diffs.refusal(actor, row, f, decision)  # type: ignore[arg-type]
     if refused is not None:
         raise refused
-    updated = False
-    if decision == "accept" and actor.can("approve") and row.approved_at is None:
-        _approve_row(s, actor, row)
-        updated = True
+    moved = None
+    if decision == "accept" and row.approved_at is None and diffs.accept_moves_baseline(actor, f):
+        moved = _approve_row(s, actor, row, approving=actor.can("approve"))
     row.decision = DECISIONS[decision]
     row.decided_at = utcnow()
     row.decided_by = actor.key_id
-    return updated
+    row.decision_from = None
+    return moved
 
 
 def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewResult:
@@ -100,10 +103,16 @@ def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewRe
         raise InvalidInput(f"decision must be accept, deny or ignore (got {decision!r})")
     with env.db.write() as s:
         row = diffs.get_row(s, actor, diff_id)
-        updated = _decide(s, actor, row, decision)
+        moved = _decide(s, actor, row, decision)
         s.flush()
-        if updated:
-            message = "Accepted; the candidate is now the baseline."
+        if moved is not None and moved.scope == "context":
+            message = (
+                "Accepted; the candidate is now this pull request's baseline, so the PR's next "
+                "build compares with it. The shared baseline changes when the PR is closed as "
+                "merged."
+            )
+        elif moved is not None:
+            message = "Accepted; the candidate is now the shared baseline."
         elif decision == "accept" and row.approved_at is None:
             message = (
                 "Accepted. The baseline is unchanged until a person with the approve role "
@@ -112,7 +121,9 @@ def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewRe
         else:
             message = f"Recorded: {DECISIONS[decision]}."
         return ReviewResult(
-            diff=diffs.record(env, s, row, actor), baseline_updated=updated, message=message
+            diff=diffs.record(env, s, row, actor),
+            baseline_updated=moved is not None,
+            message=message,
         )
 
 
@@ -123,13 +134,14 @@ def accept_build(
     build_id: str | None = None,
     commit_sha: str | None = None,
     pr_number: int | None = None,
+    repo: str | None = None,
 ) -> AcceptBuildResult:
     """Accept every pending changed story of a build, or none: when any has an unresolved
     thread, nothing is accepted and those stories are named."""
     permissions.require(actor, "accept_build")
     with env.db.write() as s:
         build = builds.resolve_selector(
-            s, actor, build_id=build_id, commit_sha=commit_sha, pr_number=pr_number
+            s, actor, build_id=build_id, commit_sha=commit_sha, pr_number=pr_number, repo=repo
         )
         stories = list(
             s.scalars(
@@ -155,17 +167,23 @@ def accept_build(
                 f"({names}). Resolve them first.",
             )
         accepted = []
+        moved_pr = False
         for st in stories:
             row = rows[st.comparison_id or ""]
             if row.decision != "pending":
                 continue
-            _decide(s, actor, row, "accept")
+            moved = _decide(s, actor, row, "accept")
+            moved_pr = moved_pr or (moved is not None and moved.scope == "context")
             accepted.append(row.id)
-        note = (
-            ""
-            if actor.can("approve")
-            else (" Baselines change once a person with the approve role approves them.")
-        )
+        if moved_pr:
+            note = (
+                " They are this pull request's baselines now; the shared baselines change when "
+                "the PR is closed as merged."
+            )
+        elif accepted and not actor.can("approve"):
+            note = " Baselines change once a person with the approve role approves them."
+        else:
+            note = ""
         return AcceptBuildResult(
             build_id=build.id,
             accepted=accepted,

@@ -224,7 +224,7 @@ class Baseline(Base):
     scope: Mapped[str] = mapped_column(String(10))  # shared | context
     context_id: Mapped[str | None] = mapped_column(ForeignKey("contexts.id"))
     image_id: Mapped[str] = mapped_column(ForeignKey("images.id"))
-    source: Mapped[str] = mapped_column(String(12))  # registered | approved | promoted
+    source: Mapped[str] = mapped_column(String(12))  # registered|approved|accepted|promoted
     comparison_id: Mapped[str | None] = mapped_column(String(40))
     created_by: Mapped[str] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -279,6 +279,8 @@ class Comparison(Base):
     decision: Mapped[str] = mapped_column(String(10), default="pending")
     decided_by: Mapped[str | None] = mapped_column(String(40))
     decided_at: Mapped[datetime | None]
+    # The earlier diff of the same pull request whose decision this one took (diffs.inherit).
+    decision_from: Mapped[str | None] = mapped_column(String(40))
     approved_by: Mapped[str | None] = mapped_column(String(40))
     approved_at: Mapped[datetime | None]
 

@@ -8,6 +8,7 @@ from pydantic import ConfigDict
 from viewfinder.api.deps import PNG_BODY, ActorDep, EnvDep, op, read_body, read_form
 from viewfinder.api.fields import (
     NAME,
+    REPO,
     VIEWPORT,
     Branch,
     BranchQuery,
@@ -90,6 +91,13 @@ async def find_build(
     build_id: str | None = None,
     commit_sha: str | None = None,
     pr_number: int | None = None,
+    repo: Annotated[
+        str | None,
+        Query(
+            description="owner/name, with pr_number when that number is in several repos.",
+            json_schema_extra=REPO,
+        ),
+    ] = None,
     limit: Annotated[int | None, Query(ge=1, le=100)] = None,
 ) -> BuildDetail:
     """A build selected by exactly one of build_id, commit_sha and pr_number."""
@@ -100,6 +108,7 @@ async def find_build(
         build_id=build_id,
         commit_sha=commit_sha,
         pr_number=pr_number,
+        repo=repo,
         limit=limit,
     )
 

@@ -38,29 +38,36 @@ def _get_build(s: Session, actor: Actor, build_id: str, lock: str | None = None)
 
 
 def counts(s: Session, build_id: str) -> Counts:
-    tally = Counter(
-        dict(
-            s.execute(
-                select(Story.state, func.count())
-                .where(Story.build_id == build_id)
-                .group_by(Story.state)
-            ).all()
-        )
-    )
-    return Counts(**{k: int(tally.get(k, 0)) for k in Counts.model_fields})
+    return _tallies(s, [build_id])[build_id][0]
 
 
-def _review_state(s: Session, build_id: str) -> str:
-    decisions = Counter(
-        dict(
-            s.execute(
-                select(Comparison.decision, func.count())
-                .join(Story, Story.comparison_id == Comparison.id)
-                .where(Story.build_id == build_id, Story.state == "changed")
-                .group_by(Comparison.decision)
-            ).all()
+def _tallies(s: Session, build_ids: list[str]) -> dict[str, tuple[Counts, str]]:
+    """Each build's story counts and review state, in two queries for any number of builds."""
+    states: dict[str, Counter[str]] = {b: Counter() for b in build_ids}
+    for build_id, state, n in s.execute(
+        select(Story.build_id, Story.state, func.count())
+        .where(Story.build_id.in_(build_ids))
+        .group_by(Story.build_id, Story.state)
+    ):
+        states[build_id][state] = int(n)
+    decisions: dict[str, Counter[str]] = {b: Counter() for b in build_ids}
+    for build_id, decision, n in s.execute(
+        select(Story.build_id, Comparison.decision, func.count())
+        .join(Comparison, Story.comparison_id == Comparison.id)
+        .where(Story.build_id.in_(build_ids), Story.state == "changed")
+        .group_by(Story.build_id, Comparison.decision)
+    ):
+        decisions[build_id][decision] = int(n)
+    return {
+        b: (
+            Counts(**{k: states[b].get(k, 0) for k in Counts.model_fields}),
+            _review_state(decisions[b]),
         )
-    )
+        for b in build_ids
+    }
+
+
+def _review_state(decisions: Counter[str]) -> str:
     if not decisions:
         return "none"
     if decisions.get("denied"):
@@ -88,24 +95,37 @@ def verdict_of(tally: Counts) -> str:
 
 
 def build_record(env: Env, s: Session, build: Build) -> BuildRecord:
-    tally = counts(s, build.id)
-    verdict = build.verdict if build.status in ("done", "expired") and build.verdict else "pending"
-    return BuildRecord(
-        id=build.id,
-        commit_sha=build.commit_sha,
-        branch=build.branch,
-        repo=build.repo,
-        pr_number=build.pr_number,
-        context_id=build.context_id,
-        status=build.status,
-        verdict=verdict,
-        review=_review_state(s, build.id),
-        counts=tally,
-        url=build_url(env, build.id),
-        created_at=build.created_at,
-        finalized_at=build.finalized_at,
-        completed_at=build.completed_at,
-    )
+    return build_records(env, s, [build])[0]
+
+
+def build_records(env: Env, s: Session, found: list[Build]) -> list[BuildRecord]:
+    """Records of builds, their counts and review states read together."""
+    if not found:
+        return []
+    tallies = _tallies(s, [b.id for b in found])
+    records = []
+    for build in found:
+        tally, review = tallies[build.id]
+        done = build.status in ("done", "expired") and build.verdict
+        records.append(
+            BuildRecord(
+                id=build.id,
+                commit_sha=build.commit_sha,
+                branch=build.branch,
+                repo=build.repo,
+                pr_number=build.pr_number,
+                context_id=build.context_id,
+                status=build.status,
+                verdict=build.verdict if done else "pending",
+                review=review,
+                counts=tally,
+                url=build_url(env, build.id),
+                created_at=build.created_at,
+                finalized_at=build.finalized_at,
+                completed_at=build.completed_at,
+            )
+        )
+    return records
 
 
 def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecord]:
@@ -212,10 +232,14 @@ def resolve_selector(
     build_id: str | None = None,
     commit_sha: str | None = None,
     pr_number: int | None = None,
+    repo: str | None = None,
 ) -> Build:
     """The build named by exactly one of build_id, commit_sha (newest build of that commit) or
-    pr_number (newest build of that PR). Raises InvalidInput, NotFound."""
+    pr_number (newest build of that PR; with ``repo`` when the number exists in several
+    repositories). Raises InvalidInput, NotFound."""
     selectors.exactly_one({"build_id": build_id, "commit_sha": commit_sha, "pr_number": pr_number})
+    if repo is not None and pr_number is None:
+        raise InvalidInput("repo goes with pr_number: it says which repository's PR is meant")
     if build_id is not None:
         return _get_build(s, actor, build_id)
     query = select(Build).where(Build.project_id == actor.project_id)
@@ -223,12 +247,78 @@ def resolve_selector(
         query = query.where(Build.commit_sha == check_sha(commit_sha))
         what = f"commit {commit_sha}"
     else:
-        query = query.where(Build.pr_number == contexts.check_pr(pr_number))
-        what = f"PR #{pr_number}"
+        number = contexts.check_pr(pr_number)
+        query = query.where(Build.pr_number == number)
+        if repo is not None:
+            query = query.where(Build.repo == contexts.check_repo(repo))
+        else:
+            _one_repo(s, actor, number)
+        what = f"PR #{pr_number}" + (f" of {repo}" if repo else "")
     build = s.scalar(query.order_by(Build.id.desc()).limit(1))
     if build is None:
         raise NotFound(f"no build for {what} in this project")
     return build
+
+
+def _one_repo(s: Session, actor: Actor, pr_number: int | None) -> None:
+    """Refuse a PR number that several repositories' builds carry: the caller must say which."""
+    repos = s.scalars(
+        select(Build.repo)
+        .where(Build.project_id == actor.project_id, Build.pr_number == pr_number)
+        .distinct()
+        .order_by(Build.repo)
+        .limit(5)
+    ).all()
+    if len(repos) > 1:
+        raise InvalidInput(
+            f"PR #{pr_number} has builds in several repositories ({', '.join(map(str, repos))}): "
+            "say which with repo (owner/name)"
+        )
+
+
+def confirm_selector(
+    env: Env,
+    actor: Actor,
+    build_id_of: str | None,
+    what: str,
+    *,
+    build_id: str | None = None,
+    commit_sha: str | None = None,
+    pr_number: int | None = None,
+    repo: str | None = None,
+) -> None:
+    """Refuse a build selector sent beside an item that already names its build (a diff, a
+    story) when the selector names another build: whoever sent it meant something by it.
+    Raises InvalidInput."""
+    if build_id is None and commit_sha is None and pr_number is None and repo is None:
+        return
+    with env.db.read() as s:
+        build = s.get(Build, build_id_of) if build_id_of else None
+        if build is not None and build.project_id != actor.project_id:
+            build = None
+        agrees = build is not None and (
+            (build_id is None or build.id == build_id)
+            and (commit_sha is None or build.commit_sha == check_sha(commit_sha))
+            and (pr_number is None or build.pr_number == pr_number)
+            and (repo is None or build.repo == repo)
+        )
+    if agrees:
+        return
+    given = ", ".join(
+        f"{k} {v}"
+        for k, v in (
+            ("build_id", build_id),
+            ("commit_sha", commit_sha),
+            ("pr_number", pr_number),
+            ("repo", repo),
+        )
+        if v is not None
+    )
+    owner = f"build {build.id}" if build is not None else "no build (a pushed screenshot)"
+    raise InvalidInput(
+        f"{what} belongs to {owner}, not to the build selected by {given}: leave the build "
+        "selector out (the id already names one), or make it name that build"
+    )
 
 
 def get_build(
@@ -238,13 +328,14 @@ def get_build(
     build_id: str | None = None,
     commit_sha: str | None = None,
     pr_number: int | None = None,
+    repo: str | None = None,
     limit: int | None = None,
 ) -> BuildDetail:
     """A build's status, verdict and counts with the first page of each story list."""
     size = page_limit(limit)
     with env.db.read() as s:
         build = resolve_selector(
-            s, actor, build_id=build_id, commit_sha=commit_sha, pr_number=pr_number
+            s, actor, build_id=build_id, commit_sha=commit_sha, pr_number=pr_number, repo=repo
         )
         lists = {st: _story_page(env, s, build.id, st, None, size) for st in LISTED_STATES}
         return BuildDetail(**build_record(env, s, build).model_dump(), **lists)
@@ -313,7 +404,7 @@ def list_builds(
         more = len(rows) > size
         rows = rows[:size]
         return Page[BuildRecord](
-            items=[build_record(env, s, b) for b in rows],
+            items=build_records(env, s, rows),
             next_cursor=Cursor.make(env, scope, [rows[-1].id]) if more else None,
         )
 

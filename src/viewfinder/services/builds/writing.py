@@ -69,7 +69,7 @@ def settle_story(s: Session, row: Comparison) -> None:
             _complete(s, build)
 
 
-comparisons.register_owner("story", settle_story)
+comparisons.register_owner("story", settle_story, conclude=diffs.inherit_decision)
 
 
 def _complete(s: Session, build: Build) -> None:
