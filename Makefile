@@ -15,7 +15,7 @@ WEB_TESTS := tests/test_web_review.py tests/test_web_visual.py tests/test_web_se
 CLIENTS := tests/.npm
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.package.json
 
-.PHONY: install test test-web web-test-deps clients check serve bench chromium format docs clean
+.PHONY: install test test-web web-test-deps clients check serve bench chromium wrk format docs clean
 
 install: $(STAMP)
 
@@ -76,12 +76,18 @@ chromium:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-dejavu-core fonts-liberation; }
 
-bench: install chromium $(PEERS_STAMP)
+bench: install chromium wrk $(PEERS_STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) -m bench.engine
 	$(PY) -m bench.analysis
 	$(PY) -m bench.build
 	$(PY) -m bench.scale
+	$(PY) -m bench.api
+
+# The HTTP load generator bench.api drives.
+wrk:
+	@command -v wrk >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk; }
 
 # The pinned peers go into an ignored folder. The stamp is a copy of the package.json they were
 # installed from, kept inside node_modules: a changed pin or a deleted node_modules reinstalls.
