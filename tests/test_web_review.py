@@ -135,7 +135,8 @@ def test_a_person_reviews_a_change_in_the_dashboard(
     assert link is not None and "thread=cmt_" in link
 
     page.keyboard.press("a")
-    expect(page.locator("#toast")).to_contain_text("the candidate is now this pull request's baseline")
+    toast = page.locator("#toast")
+    expect(toast).to_contain_text("the candidate is now this pull request's baseline")
     expect(page.locator("#facts .badge.decision-accepted")).to_have_text("accepted")
 
     # The baseline changed: the PR's build gets a baseline of the PR's own, approved by the
