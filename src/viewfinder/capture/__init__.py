@@ -72,13 +72,13 @@ from viewfinder.capture.model import (
     ViolationNode,
 )
 from viewfinder.capture.policy import CaptureSettings, Policy
+from viewfinder.capture.shoot import Viewport
 from viewfinder.capture.sources import (
     DESKTOP,
     EMAIL,
     EMAIL_MOBILE,
     MOBILE,
     OnFailure,
-    Viewport,
     capture_html,
     capture_url,
 )

@@ -1,39 +1,34 @@
-"""One warm Chromium per process, driven from a thread of its own.
+"""One warm Chromium per process, driven by an event loop on a thread of its own.
 
-Playwright's sync API must be used from the thread that started it, and starting Chromium
-costs about a second, so each process keeps one browser (per Chromium binary) on one daemon
-thread, started on first use and started again when it has died. Any thread may call
-``Camera.run``: the work is queued to the camera's thread and the caller waits for it, so
-captures in one process take turns. A job worker or the CLI calls in directly; an async
-server calls from its thread pool (``anyio.to_thread.run_sync``) or, better, queues a job, so
-that captures run in the worker processes.
+Starting Chromium costs about a second, so each process keeps one browser (per Chromium
+binary), started on first use and started again when it has died. Playwright objects belong
+to the loop that made them, so the browser lives on the camera's loop thread and nowhere
+else: any thread may call ``Camera.run``, which hands the work to that loop and waits for it.
+On the loop, the shots of one capture (desktop and mobile, light and dark) are taken at the
+same time, each in its own browser context, and up to ``CONCURRENT`` captures run together.
 
-A page whose scripts never yield (``for(;;){}``) blocks even Playwright's own timeouts. A
-watchdog thread therefore kills the browser's renderer processes when a capture outlives its
-deadline, which makes the blocked call fail at once and keeps the browser warm; if that does
-not free the thread, it kills the browser. Processes are found through ``/proc`` by a marker
-switch on the browser's command line.
+A capture that outlives its time limit is cancelled and its contexts closed, which ends their
+renderers even when a page's scripts never yield (``for(;;){}``), while the browser stays
+warm. A browser that does not answer at all is dropped and the next capture starts another.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import logging
 import os
-import queue
-import signal
 import threading
-import uuid
-from collections.abc import Callable
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from viewfinder.capture.spares import Spares
 from viewfinder.errors import CaptureFailed
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Playwright
+    from playwright.async_api import Browser, Playwright
 
 log = logging.getLogger("viewfinder.capture")
 T = TypeVar("T")
@@ -57,144 +52,123 @@ FLAGS = (
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--mute-audio",
 )
-# After the deadline, the watchdog first kills renderers, then (this much later) the browser.
-_ESCALATE_AFTER = 5.0
-# How long a caller waits beyond the deadline before it gives the camera up for a new one.
-_GRACE = 20.0
+CONCURRENT = 2
+TIDY_EVERY = 30.0
+# How long cancelling a late capture (closing its contexts) may take before the browser is
+# given up, and how long a caller waits beyond that.
+_CLOSE_GRACE = 10.0
+_CALLER_GRACE = 20.0
 
 
 class Camera:
-    """A Chromium on its own thread. ``run(work, deadline)`` calls ``work(browser)`` there."""
+    """A Chromium driven from its own event loop thread."""
 
     def __init__(self, chromium: str) -> None:
         self.chromium = chromium
         self.pid = os.getpid()
-        self._marker = f"--viewfinder-camera={uuid.uuid4().hex}"
-        self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]] | None] = queue.Queue()
+        self.launches = 0
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
-        self.launches = 0
-        self._thread = threading.Thread(target=self._loop, name="capture-camera", daemon=True)
+        self._spares: Spares | None = None
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="capture-camera", daemon=True)
         self._thread.start()
+        self._ready.wait()
+        self._starting = asyncio.Lock()
+        self._slots = asyncio.Semaphore(CONCURRENT)
 
-    def run(self, work: Callable[[Browser], T], *, seconds: float) -> T:
-        """Run ``work(browser)`` on the camera's thread, stopping pages that outlive
-        ``seconds``. Raises what ``work`` raises, and CaptureFailed when the browser
-        cannot start or does not come back."""
-        future: Future[T] = Future()
-        self._jobs.put((lambda: self._guarded(work, seconds), future))
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.call_soon(self._ready.set)
+        self._loop.call_later(TIDY_EVERY, self._tidy)
+        self._loop.run_forever()
+
+    def _tidy(self) -> None:
+        if self._spares is not None:
+            self._spares.tidy()
+        self._loop.call_later(TIDY_EVERY, self._tidy)
+
+    def run(self, work: Callable[[Spares], Awaitable[T]], *, seconds: float) -> T:
+        """Run ``work(spares)`` (fresh contexts of the live browser) on the camera's loop and
+        wait for it. Past ``seconds`` the
+        work is cancelled (closing what it opened) and CaptureFailed raised; CaptureFailed also
+        when the browser cannot start. Raises what ``work`` raises."""
+        future = asyncio.run_coroutine_threadsafe(self._guarded(work, seconds), self._loop)
         try:
-            return future.result(seconds + _ESCALATE_AFTER + _GRACE)
+            return future.result(seconds + _CLOSE_GRACE + _CALLER_GRACE)
         except FutureTimeout:
+            future.cancel()
             _abandon(self)
             raise CaptureFailed(
-                f"the browser stopped answering during a capture (limit {seconds:g} s); it "
-                "has been replaced, try again"
+                f"the browser stopped answering during a capture (limit {seconds:g} s); it has "
+                "been replaced, try again"
             ) from None
 
-    def close(self) -> None:
-        """Close the browser and end the thread (waits a few seconds at most)."""
-        done: Future[None] = Future()
-        self._jobs.put((self._stop, done))
-        self._jobs.put(None)
-        with contextlib.suppress(Exception):
-            done.result(10)
-        self._thread.join(5)
+    async def _guarded(self, work: Callable[[Spares], Awaitable[T]], seconds: float) -> T:
+        async with self._slots:
+            spares = await self._live_browser()
+            task = asyncio.ensure_future(work(spares))
+            done, _ = await asyncio.wait([task], timeout=seconds)
+            if task in done:
+                return task.result()
+            task.cancel()
+            finished, _ = await asyncio.wait([task], timeout=_CLOSE_GRACE)
+            if not finished:
+                log.warning("a late capture did not close; starting a new browser next time")
+                await self._drop()
+            raise CaptureFailed(late(seconds))
 
-    def _loop(self) -> None:
-        while True:
-            item = self._jobs.get()
-            if item is None:
-                return
-            call, future = item
-            if not future.set_running_or_notify_cancel():
-                continue
+    async def _live_browser(self) -> Spares:
+        async with self._starting:
+            if self._spares is not None and self._spares.browser.is_connected():
+                return self._spares
+            await self._drop()
+            from playwright.async_api import Error, async_playwright
+
             try:
-                future.set_result(call())
-            except BaseException as exc:  # handed to the caller, whatever it is
-                future.set_exception(exc)
+                self._playwright = await async_playwright().start()
+                self._browser = await self._playwright.chromium.launch(
+                    executable_path=self.chromium, args=list(FLAGS), timeout=60_000
+                )
+            except Error as exc:
+                await self._drop()
+                first = exc.message.splitlines()[0]
+                raise CaptureFailed(
+                    f"Chromium at {self.chromium} could not be started: {first} (install "
+                    "Debian's chromium package, or set VIEWFINDER_CHROMIUM)"
+                ) from None
+            self.launches += 1
+            self._spares = Spares(self._browser)
+            return self._spares
 
-    def _guarded(self, work: Callable[[Browser], T], deadline: float) -> T:
-        browser = self._live_browser()
-        stuck = threading.Event()
-        watchdog = threading.Thread(
-            target=self._watch, args=(stuck, deadline), name="capture-watchdog", daemon=True
-        )
-        watchdog.start()
-        try:
-            return work(browser)
-        finally:
-            stuck.set()
-
-    def _watch(self, finished: threading.Event, deadline: float) -> None:
-        if finished.wait(deadline):
-            return
-        log.warning("a capture outlived its %g s limit; stopping its pages", deadline)
-        self._kill(renderers_only=True)
-        if not finished.wait(_ESCALATE_AFTER):
-            log.warning("the capture still did not return; stopping the browser")
-            self._kill(renderers_only=False)
-
-    def _live_browser(self) -> Browser:
-        if self._browser is not None and self._browser.is_connected():
-            return self._browser
-        self._stop()
-        from playwright.sync_api import Error, sync_playwright
-
-        try:
-            self._playwright = sync_playwright().start()
-            self._browser = self._playwright.chromium.launch(
-                executable_path=self.chromium, args=[*FLAGS, self._marker], timeout=60_000
-            )
-        except Error as exc:
-            self._stop()
-            raise CaptureFailed(
-                f"Chromium at {self.chromium} could not be started: {exc.message.splitlines()[0]}"
-                " (install Debian's chromium package, or set VIEWFINDER_CHROMIUM)"
-            ) from None
-        self.launches += 1
-        return self._browser
-
-    def _stop(self) -> None:
-        browser, playwright = self._browser, self._playwright
-        self._browser = self._playwright = None
+    async def _drop(self) -> None:
+        browser, playwright, spares = self._browser, self._playwright, self._spares
+        self._browser = self._playwright = self._spares = None
+        if spares is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(spares.close(), 5)
         for close in (browser.close if browser else None, playwright.stop if playwright else None):
             if close is not None:
                 with contextlib.suppress(Exception):
-                    close()
+                    await asyncio.wait_for(close(), 5)
 
-    def _kill(self, *, renderers_only: bool) -> None:
-        for pid in _processes(self._marker, renderers_only=renderers_only):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+    def close(self) -> None:
+        """Close the browser and stop the loop (waits a few seconds at most)."""
+        if not self._loop.is_running():
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._drop(), self._loop).result(12)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
 
 
-def _processes(marker: str, *, renderers_only: bool) -> list[int]:
-    """The browser process with ``marker`` on its command line and its descendants (only
-    the renderers among them, or all). Empty where there is no /proc."""
-    parents: dict[int, int] = {}
-    commands: dict[int, bytes] = {}
-    try:
-        entries = [e for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:
-        return []
-    for entry in entries:
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                parents[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                commands[int(entry)] = f.read().replace(b"\0", b" ")
-        except (OSError, IndexError, ValueError):
-            continue
-    found = {pid for pid, command in commands.items() if marker.encode() in command}
-    grew = True
-    while grew:
-        more = {pid for pid, parent in parents.items() if parent in found} - found
-        found |= more
-        grew = bool(more)
-    if renderers_only:
-        return [pid for pid in found if b"--type=renderer" in commands.get(pid, b"")]
-    return sorted(found)
+def late(seconds: float) -> str:
+    return (
+        f"the capture did not finish within {seconds:g} s (the page or what it loads is too "
+        "slow, or its scripts never stop); try again, or raise "
+        "VIEWFINDER_CAPTURE_TIMEOUT_SECONDS"
+    )
 
 
 _cameras: dict[str, Camera] = {}
@@ -212,11 +186,10 @@ def camera(chromium: str) -> Camera:
 
 
 def _abandon(stuck: Camera) -> None:
-    """Forget a camera whose thread does not come back; the next capture makes a new one."""
+    """Forget a camera whose loop does not come back; the next capture makes a new one."""
     with _lock:
         if _cameras.get(stuck.chromium) is stuck:
             del _cameras[stuck.chromium]
-    stuck._kill(renderers_only=False)
 
 
 def close_all() -> None:

@@ -45,9 +45,13 @@ class Refusal:
 
 
 class Gate:
-    """One capture's proxy. Use as a context manager; ``server`` is the proxy address."""
+    """One capture's proxy; ``server`` is its address. A gate made before its capture (for a
+    browser context made in advance) refuses everything until ``arm`` gives it the guard and
+    the limits."""
 
-    def __init__(self, guard: Guard, *, max_bytes: int, timeout: float) -> None:
+    def __init__(
+        self, guard: Guard | None = None, *, max_bytes: int = 0, timeout: float = 30.0
+    ) -> None:
         self._guard = guard
         self._max_bytes = max_bytes
         self._timeout = timeout
@@ -60,6 +64,11 @@ class Gate:
         self.server = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         self._thread = threading.Thread(target=self._accept, name="capture-gate", daemon=True)
         self._thread.start()
+
+    def arm(self, guard: Guard, *, max_bytes: int, timeout: float) -> None:
+        """Open the gate to what ``guard`` allows, up to ``max_bytes``."""
+        with self._lock:
+            self._guard, self._max_bytes, self._timeout = guard, max_bytes, timeout
 
     def __enter__(self) -> Gate:
         return self
@@ -146,6 +155,9 @@ class Gate:
         """A connection to a checked address of host:port, or None after answering why not."""
         if self.over_limit:
             self._refuse(client, host, port, "limit", self.limit_reason())
+            return None
+        if self._guard is None:
+            self._refuse(client, host, port, "refused", "the capture has not started")
             return None
         try:
             addresses = self._guard.resolve(host, port)

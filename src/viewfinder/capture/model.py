@@ -52,11 +52,13 @@ class Box:
 
 @dataclass(frozen=True, slots=True)
 class ViolationNode:
-    """An element an accessibility rule failed on: its selector, markup and box (CSS px)."""
+    """An element an accessibility rule failed on: axe-core's path to it (``target``), a CSS
+    selector for it when there is a plain one, its markup, and its box (CSS px) in the shot."""
 
     target: str
     html: str
     rect: tuple[float, float, float, float] | None
+    selector: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
