@@ -23,7 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from PIL import Image, ImageDraw
+from playwright.sync_api import sync_playwright
 
+from tests.chromium import CHROMIUM
 from viewfinder.capture import Guard, Policy
 
 HEAD = """<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -135,6 +137,29 @@ src="data:image/png;base64,{base64.b64encode(logo_png()).decode()}">
 <p id="lost">Everything in the shop is half price this weekend.</p></td></tr></table>
 </body></html>"""
 )
+
+
+def slide_deck() -> bytes:
+    """Seven 16:9 slides printed to PDF by Chromium; the second is crowded with text."""
+    slides = []
+    for number in range(1, 8):
+        lines = 14 if number == 2 else 2
+        items = "".join(
+            f"<li>Point {i} of slide {number}, with a few more words to read</li>"
+            for i in range(lines)
+        )
+        slides.append(
+            "<section style='width: 960px; height: 540px; padding: 40px; box-sizing: "
+            f"border-box; break-after: page; font: 22px sans-serif'><h1>Slide {number}</h1>"
+            f"<ul>{items}</ul></section>"
+        )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM)
+        page = browser.new_page()
+        page.set_content(f"<html><body style='margin: 0'>{''.join(slides)}</body></html>")
+        pdf = page.pdf(width="960px", height="540px", print_background=True)
+        browser.close()
+    return pdf
 
 
 @dataclass

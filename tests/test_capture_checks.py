@@ -16,8 +16,8 @@ from tests.capture_site import (
     WIDE_EMAIL,
     Site,
     running_site,
+    slide_deck,
 )
-from tests.test_capture_sources import deck  # noqa: F401  (the PDF fixture)
 from viewfinder.capture import (
     Area,
     Finding,
@@ -37,6 +37,11 @@ from viewfinder.errors import InvalidInput
 def site() -> Iterator[Site]:
     with running_site() as s:
         yield s
+
+
+@pytest.fixture(scope="module")
+def deck() -> bytes:
+    return slide_deck()
 
 
 def _where(
@@ -136,7 +141,7 @@ def test_an_email_whose_dark_rendering_loses_its_text_and_logo_is_told_so(site: 
     assert not [f for f in check_shot(dark, "email") if f.rule == "dark-mode"]
 
 
-def test_a_crowded_slide_is_told_so_and_the_others_are_not(deck: bytes) -> None:  # noqa: F811
+def test_a_crowded_slide_is_told_so_and_the_others_are_not(deck: bytes) -> None:
     shots = render_pdf(deck)
     findings = second_opinion(shots, "presentation")
     dense = [f for f in findings if f.rule == "slide-density"]

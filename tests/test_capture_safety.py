@@ -1,8 +1,8 @@
 """Captured pages are held to the guard and the limits, in real Chromium: private addresses
 refused before anything is fetched, a redirect into the private network refused, a page's
-requests into it (images, fetches, WebSockets) blocked and never received, the allow-list opening localhost:PORT, file:
-refused; a page too slow, too big or whose scripts never stop fails with a placeholder that
-says why, and the browser stays usable after it."""
+requests into it (images, fetches, WebSockets) blocked and never received, the allow-list
+opening localhost:PORT, file: refused; a page too slow, too big or whose scripts never stop
+fails with a placeholder that says why, and the browser stays usable after it."""
 
 from __future__ import annotations
 

@@ -14,10 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from playwright.sync_api import sync_playwright
 
-from tests.capture_site import CLEAN_EMAIL, Site, running_site
-from tests.chromium import CHROMIUM
+from tests.capture_site import CLEAN_EMAIL, Site, running_site, slide_deck
 from viewfinder.capture import (
     DESKTOP,
     MOBILE,
@@ -126,26 +124,7 @@ def test_bad_html_is_refused_before_rendering() -> None:
 
 @pytest.fixture(scope="module")
 def deck() -> bytes:
-    """Seven 16:9 slides printed by Chromium; the second is crowded with text."""
-    slides = []
-    for number in range(1, 8):
-        lines = 14 if number == 2 else 2
-        items = "".join(
-            f"<li>Point {i} of slide {number}, with a few more words to read</li>"
-            for i in range(lines)
-        )
-        slides.append(
-            "<section style='width: 960px; height: 540px; padding: 40px; box-sizing: "
-            f"border-box; break-after: page; font: 22px sans-serif'><h1>Slide {number}</h1>"
-            f"<ul>{items}</ul></section>"
-        )
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM)
-        page = browser.new_page()
-        page.set_content(f"<html><body style='margin: 0'>{''.join(slides)}</body></html>")
-        pdf = page.pdf(width="960px", height="540px", print_background=True)
-        browser.close()
-    return pdf
+    return slide_deck()
 
 
 def test_a_pdf_is_rendered_one_shot_per_page_at_most_five(deck: bytes) -> None:

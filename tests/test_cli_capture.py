@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.capture_site import FLAWED, WIDE_EMAIL, Site, running_site
+from tests.capture_site import FLAWED, WIDE_EMAIL, Site, running_site, slide_deck
 from tests.server import clean_environ
-from tests.test_capture_sources import deck  # noqa: F401  (the PDF fixture)
 from viewfinder.imaging import decode
 
 VIEWFINDER = str(Path(sys.executable).with_name("viewfinder"))
@@ -24,6 +23,11 @@ VIEWFINDER = str(Path(sys.executable).with_name("viewfinder"))
 def site() -> Iterator[Site]:
     with running_site() as s:
         yield s
+
+
+@pytest.fixture(scope="module")
+def deck() -> bytes:
+    return slide_deck()
 
 
 def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -61,7 +65,7 @@ def test_a_page_is_written_with_its_dom_boxes_and_findings(site: Site, tmp_path:
 
 def test_an_email_file_and_a_pdf_file_are_captured_whole(
     tmp_path: Path,
-    deck: bytes,  # noqa: F811
+    deck: bytes,
 ) -> None:
     email = tmp_path / "news.html"
     email.write_text(WIDE_EMAIL)
