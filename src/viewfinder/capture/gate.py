@@ -57,6 +57,9 @@ class Gate:
         self._timeout = timeout
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
+        # Checked addresses by (host, port), for the gate's one capture: a page asks for the
+        # same few hosts many times, and the same answer each time is what the guard checked.
+        self._checked: dict[tuple[str, int], tuple[str, ...]] = {}
         self.refusals: list[Refusal] = []
         self.received = 0
         self.over_limit = False
@@ -69,6 +72,7 @@ class Gate:
         """Open the gate to what ``guard`` allows, up to ``max_bytes``."""
         with self._lock:
             self._guard, self._max_bytes, self._timeout = guard, max_bytes, timeout
+            self._checked.clear()
 
     def __enter__(self) -> Gate:
         return self
@@ -160,13 +164,14 @@ class Gate:
             self._refuse(client, host, port, "refused", "the capture has not started")
             return None
         try:
-            addresses = self._guard.resolve(host, port)
+            addresses = self._checked.get((host, port)) or self._guard.resolve(host, port)
         except AddressRefused as exc:
             self._refuse(client, host, port, "refused", exc.message)
             return None
         except CaptureFailed as exc:
             self._refuse(client, host, port, "unreachable", exc.message, status=502)
             return None
+        self._checked[(host, port)] = addresses
         failure = "no address answered"
         for address in addresses:
             try:
