@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import statistics
 import threading
 import time
@@ -119,6 +120,8 @@ def main() -> None:
         timings["second_opinion"] = median_seconds(
             lambda: second_opinion([desktop], "website"), args.rounds
         )
+    # The machine's load beside the figures: on a shared machine they are worth no more.
+    timings["load_average"] = os.getloadavg()[0]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "checkups.json").write_text(json.dumps(timings, indent=2))
     print(

@@ -173,6 +173,7 @@ class Site:
     inner: str = ""
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     hits: list[tuple[str, str]] = field(default_factory=list)
+    posts: list[tuple[str, bytes]] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
 
     def inner_hits(self) -> list[str]:
@@ -216,6 +217,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def do_POST(self) -> None:
+        """Takes a delivery (as a webhook receiver does): /redirect answers 302, else 204."""
+        parts = urlsplit(self.path)
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.site.posts.append((parts.path, body))
+        self.send_response(302 if parts.path == "/redirect" else 204)
+        if parts.path == "/redirect":
+            self.send_header("Location", parse_qs(parts.query)["to"][0])
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)

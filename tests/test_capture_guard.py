@@ -140,3 +140,23 @@ def test_downloads_stop_at_the_byte_limit_and_the_time_limit(site: Site) -> None
         fetch(f"{site.url}/slow", guard=guard, timeout=1, max_bytes=1 << 20)
     with pytest.raises(CaptureFailed, match="answered HTTP 404"):
         fetch(f"{site.url}/missing", guard=guard, timeout=10, max_bytes=1 << 20)
+
+
+def test_a_delivery_is_posted_once_and_its_redirect_is_not_followed(site: Site) -> None:
+    guard = Guard([f"127.0.0.1:{site.port}"])
+    answer = fetch(
+        f"{site.url}/redirect?to={site.url}/elsewhere",
+        guard=guard,
+        timeout=10,
+        max_bytes=1 << 16,
+        method="POST",
+        content=b'{"event": "review.decided"}',
+        headers={"Content-Type": "application/json"},
+        https_only=True,
+        follow_redirects=False,
+        fail_on_status=False,
+    )
+    assert answer.status == 302 and answer.headers["location"] == f"{site.url}/elsewhere"
+    assert site.posts == [("/redirect", b'{"event": "review.decided"}')]
+    with pytest.raises(AddressRefused, match="must be an https:// address"):
+        fetch("http://93.184.215.14/hook", guard=guard, timeout=10, max_bytes=1, https_only=True)

@@ -182,6 +182,8 @@ def test_images_that_are_not_images_or_too_big_or_unsafe_are_refused(site: Site)
         load_images([base64.b64encode(b"GIF89a....").decode()])
     with pytest.raises(ImageTooLarge):
         load_images([_encoded("PNG")], policy=Policy(limits=Limits(max_pixels=100)))
+    with pytest.raises(ImageTooLarge, match="at most 100 are accepted"):
+        load_images([_encoded("JPEG")], policy=Policy(limits=Limits(max_bytes=100)))
     with pytest.raises(AddressRefused, match="https://"):
         load_images(["http://93.184.215.14/x.png"])  # plain http to a public host
     with pytest.raises(AddressRefused, match="loopback"):

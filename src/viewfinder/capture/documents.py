@@ -126,6 +126,9 @@ def _shown(source: str | bytes) -> str | None:
 
 
 def _as_png(data: bytes, label: str, what: str, policy: Policy) -> Shot:
+    limit = policy.limits.max_bytes
+    if len(data) > limit:
+        raise ImageTooLarge(f"{what} is {len(data):,} bytes; at most {limit:,} are accepted")
     if data.startswith(png.SIGNATURE):
         header = png.validate(data, policy.limits, name=what)
         return Shot(png=data, width=header.width, height=header.height, label=label, origin="image")
@@ -146,9 +149,12 @@ def _as_png(data: bytes, label: str, what: str, policy: Policy) -> Shot:
         raise InvalidImage(f"{what} is not a PNG, JPEG or WebP image") from None
     except Exception as exc:  # Pillow raises many kinds for damaged files
         raise InvalidImage(f"{what} is corrupt or cut short: {exc}") from None
-    return Shot(
-        png=png.encode(pixels, level=6), width=width, height=height, label=label, origin="image"
-    )
+    encoded = png.encode(pixels, level=6)
+    if len(encoded) > limit:
+        raise ImageTooLarge(
+            f"{what} is {len(encoded):,} bytes as a PNG; at most {limit:,} are accepted"
+        )
+    return Shot(png=encoded, width=width, height=height, label=label, origin="image")
 
 
 def render_pdf(
