@@ -65,7 +65,8 @@ inline-block; width: 16px; height: 16px; margin-left: 4px; background: #0b3d91">
 NO_CALL_TO_ACTION = (
     HEAD.format(title="Story", style="")
     + """<main><h1>Our story</h1><p>We started in a garage with one lathe.</p>
-<p style="margin-top: 2400px"><a class="cta" href="/buy">Buy now</a></p></main></body></html>"""
+<p id="buy" style="margin-top: 2400px"><a class="cta" href="/buy">Buy now</a></p></main>
+</body></html>"""
 )
 
 # Everything that could make two captures differ: an animation, a transition, random

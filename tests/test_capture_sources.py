@@ -93,6 +93,13 @@ def test_a_whole_page_is_captured_to_its_end_and_cut_at_the_height_limit(site: S
     assert all(b.y < 1000 for b in cut.boxes)
 
 
+def test_a_url_with_a_fragment_is_captured_from_the_top_of_the_page(site: Site) -> None:
+    [shot] = capture_url(f"{site.url}/no-cta#buy", policy=site.policy(), viewports=[DESKTOP])
+    [heading] = [b for b in shot.boxes if b.text == "Our story"]
+    assert 0 < heading.y < 100
+    assert not [b for b in shot.boxes if b.name == "Buy now"]  # far below the first screen
+
+
 def test_the_same_page_captured_twice_is_the_same_pixels(site: Site) -> None:
     first = capture_url(f"{site.url}/moving", policy=site.policy())
     second = capture_url(f"{site.url}/moving", policy=site.policy())

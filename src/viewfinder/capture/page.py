@@ -29,8 +29,10 @@ STEADY = """(() => {
     return ((seed >>> 0) % 1000000) / 1000000;
   };
 })();"""
-# Fonts loaded and two frames painted after the last layout.
+# At the top of the page (a URL with a #fragment scrolls down; the shot and its boxes start
+# at the top), fonts loaded, images in, and two frames painted after the last layout.
 SETTLE = """async () => {
+  window.scrollTo(0, 0);
   await document.fonts.ready;
   await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const images = Array.from(document.images).filter((i) => i.loading !== "lazy" && !i.complete);
