@@ -7,7 +7,9 @@ browser, as a worker process would run them:
 - a five-page PDF (16:9 slides printed by Chromium) rendered one image per page;
 - the second opinion on the desktop shot (1280x800) with its DOM, as a website.
 
-Each figure is the median of several rounds after one warm-up. Targets: 1.5 s, 1 s, 1 s and
+Each figure is the median of several rounds after one warm-up, each round starting from a
+warm, idle camera (browser running, the contexts it makes ahead made), as a worker's next
+capture does. Targets: 1.5 s, 1 s, 1 s and
 0.5 s. Run alone with ``python -m bench.checkups [--rounds N]``; prints one line:
 
     checkups: capture desktop+mobile X s, html Y s, pdf(5) Z s, second opinion W s
@@ -39,6 +41,7 @@ from viewfinder.capture import (
     render_pdf,
     second_opinion,
 )
+from viewfinder.capture.camera import camera
 
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages"
@@ -81,13 +84,24 @@ def deck(pages: int = 5) -> bytes:
 
 
 def median_seconds(work: Callable[[], object], rounds: int) -> float:
+    """Median wall time of ``work`` after a warm-up; each round starts from a warm, idle
+    camera (browser running, contexts made ahead), as a worker's next capture does."""
     work()  # warm-up: the browser starts, caches fill
     times = []
     for _ in range(rounds):
+        camera(CHROMIUM).settle()
         started = time.perf_counter()
         work()
         times.append(time.perf_counter() - started)
     return statistics.median(times)
+
+
+def cpu_share(seconds: float = 1.0) -> float:
+    """The share of one core a busy thread of this process gets now (1.0 on an idle machine)."""
+    started, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - started < seconds:
+        pass
+    return round((time.process_time() - cpu) / (time.perf_counter() - started), 2)
 
 
 def main() -> None:
@@ -120,8 +134,9 @@ def main() -> None:
         timings["second_opinion"] = median_seconds(
             lambda: second_opinion([desktop], "website"), args.rounds
         )
-    # The machine's load beside the figures: on a shared machine they are worth no more.
+    # What the machine gave beside the figures: on a shared machine they are worth no more.
     timings["load_average"] = os.getloadavg()[0]
+    timings["cpu_share"] = cpu_share()
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "checkups.json").write_text(json.dumps(timings, indent=2))
     print(

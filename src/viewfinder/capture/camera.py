@@ -109,15 +109,29 @@ class Camera:
         async with self._slots:
             spares = await self._live_browser()
             task = asyncio.ensure_future(work(spares))
-            done, _ = await asyncio.wait([task], timeout=seconds)
-            if task in done:
-                return task.result()
-            task.cancel()
-            finished, _ = await asyncio.wait([task], timeout=_CLOSE_GRACE)
-            if not finished:
-                log.warning("a late capture did not close; starting a new browser next time")
-                await self._drop()
-            raise CaptureFailed(late(seconds))
+            try:
+                done, _ = await asyncio.wait([task], timeout=seconds)
+                if task in done:
+                    return task.result()
+                task.cancel()
+                finished, _ = await asyncio.wait([task], timeout=_CLOSE_GRACE)
+                if not finished:
+                    log.warning("a late capture did not close; starting a new browser next time")
+                    await self._drop()
+                raise CaptureFailed(late(seconds))
+            finally:
+                if self._spares is spares:
+                    spares.refill()
+
+    def settle(self, seconds: float = 60.0) -> None:
+        """Wait (at most ``seconds``) until the contexts being made ahead are ready: the
+        camera is then as warm as it gets."""
+
+        async def ready() -> None:
+            if self._spares is not None:
+                await self._spares.ready()
+
+        asyncio.run_coroutine_threadsafe(ready(), self._loop).result(seconds)
 
     async def _live_browser(self) -> Spares:
         async with self._starting:

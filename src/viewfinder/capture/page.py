@@ -30,11 +30,10 @@ STEADY = """(() => {
   };
 })();"""
 # At the top of the page (a URL with a #fragment scrolls down; the shot and its boxes start
-# at the top), fonts loaded, images in, and two frames painted after the last layout.
+# at the top), fonts loaded and images in. The screenshot itself waits for a fresh frame.
 SETTLE = """async () => {
   window.scrollTo(0, 0);
   await document.fonts.ready;
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const images = Array.from(document.images).filter((i) => i.loading !== "lazy" && !i.complete);
   await Promise.all(images.map((i) => new Promise((done) => {
     i.addEventListener("load", done, {once: true});

@@ -1,9 +1,9 @@
 """Browser contexts made before they are needed.
 
 A fresh context and its first page cost a new renderer process, the largest part of a shot
-that is not the page's own work. So when a capture takes a context of some set-up (a viewport
-in a colour scheme), the camera starts making the next one of that set-up at once, while the
-capture works; the next capture of that kind finds it ready. A spare is fresh: it has loaded
+that is not the page's own work. So when a capture is over, the camera makes one context
+ahead for each set-up (a viewport in a colour scheme) recent captures used; the next capture
+of that kind finds it ready. A spare is fresh: it has loaded
 nothing, and its gate refuses everything until the capture that takes it arms it with its own
 guard and limits. Spares nobody takes for ``KEEP`` seconds are closed, and at most ``KINDS``
 set-ups are kept.
@@ -61,20 +61,32 @@ class Spares:
 
     def __init__(self, browser: Browser) -> None:
         self.browser = browser
-        self._ahead: dict[Setup, tuple[asyncio.Task[Fresh], float]] = {}
+        self._ahead: dict[Setup, asyncio.Task[Fresh]] = {}
+        self._used: dict[Setup, float] = {}
 
     async def take(self, setup: Setup) -> Fresh:
         """A fresh context of this set-up: the one made ahead when there is one, else a new
-        one; and the next one is started. Raises Playwright's errors when the browser fails."""
+        one. Raises Playwright's errors when the browser fails."""
+        self._used[setup] = time.monotonic()
         made = self._ahead.pop(setup, None)
-        self._ahead[setup] = (asyncio.ensure_future(self._make(setup)), time.monotonic())
-        self._trim()
         if made is not None:
             try:
-                return await made[0]
+                return await made
             except Exception:  # made for a browser that since failed: try once more
                 pass
         return await self._make(setup)
+
+    def refill(self) -> None:
+        """Start making one context ahead for each set-up used lately (the camera calls this
+        when a capture is over, so that the making does not slow the capture down)."""
+        self._trim()
+        for setup in self._used:
+            if setup not in self._ahead:
+                self._ahead[setup] = asyncio.ensure_future(self._make(setup))
+
+    async def ready(self) -> None:
+        """Wait until the contexts being made ahead are made."""
+        await asyncio.gather(*self._ahead.values(), return_exceptions=True)
 
     async def _make(self, setup: Setup) -> Fresh:
         gate = Gate()
@@ -99,17 +111,20 @@ class Spares:
             raise
 
     def _trim(self) -> None:
-        """Close spares kept too long, and the oldest beyond KINDS set-ups."""
+        """Forget set-ups not used for KEEP seconds and all but the KINDS latest, closing
+        what was made ahead for them."""
         now = time.monotonic()
-        by_age = sorted(self._ahead.items(), key=lambda item: item[1][1], reverse=True)
-        for number, (setup, (task, since)) in enumerate(by_age):
+        latest = sorted(self._used.items(), key=lambda item: item[1], reverse=True)
+        for number, (setup, since) in enumerate(latest):
             if number >= KINDS or now - since > KEEP:
-                del self._ahead[setup]
-                task.add_done_callback(_discard)
+                del self._used[setup]
+                made = self._ahead.pop(setup, None)
+                if made is not None:
+                    made.add_done_callback(_discard)
 
     async def close(self) -> None:
         ahead, self._ahead = list(self._ahead.values()), {}
-        for task, _ in ahead:
+        for task in ahead:
             with contextlib.suppress(BaseException):
                 await (await task).close()
 
