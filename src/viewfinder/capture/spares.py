@@ -123,10 +123,14 @@ class Spares:
                     made.add_done_callback(_discard)
 
     async def close(self) -> None:
+        """Close what was made ahead and stop what is being made (the browser is closing)."""
         ahead, self._ahead = list(self._ahead.values()), {}
         for task in ahead:
-            with contextlib.suppress(BaseException):
-                await (await task).close()
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled() and task.exception() is None:
+                with contextlib.suppress(Exception):
+                    await task.result().close()
 
     def tidy(self) -> None:
         """Close what has been kept too long (the camera calls this now and then)."""
