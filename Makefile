@@ -14,10 +14,13 @@ WEB_STAMP := $(WEB_NPM)/node_modules/.package.json
 WEB_TESTS := tests/test_web_review.py tests/test_web_visual.py tests/test_web_sessions.py
 CLIENTS := tests/.npm
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.package.json
+CAPTURE_NPM := src/viewfinder/capture/assets
+CAPTURE_STAMP := $(CAPTURE_NPM)/node_modules/.package.json
 
-.PHONY: install test test-web web-test-deps clients check serve bench chromium wrk format docs clean
+.PHONY: install test test-web web-test-deps clients capture-assets check serve bench chromium wrk \
+	format docs clean
 
-install: $(STAMP)
+install: $(STAMP) capture-assets
 
 # Reinstall when the dependencies or the native kernel change.
 $(STAMP): pyproject.toml $(wildcard src/viewfinder/imaging/*.c src/viewfinder/imaging/*.h)
@@ -33,6 +36,15 @@ test: install clients chromium web-test-deps
 # after an intended change of the dashboard's look (look at them, then commit them).
 test-web: install chromium web-test-deps
 	$(PY) -m pytest -n 2 -q $(WEB_TESTS)
+
+# axe-core, which the capture engine injects into captured pages, pinned in
+# src/viewfinder/capture/assets/package.json (and its lock); the engine reads it from
+# node_modules there (or from VIEWFINDER_AXE_PATH). The stamp is a copy of its package.json.
+capture-assets: $(CAPTURE_STAMP)
+
+$(CAPTURE_STAMP): $(CAPTURE_NPM)/package.json $(CAPTURE_NPM)/package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error --prefix $(CAPTURE_NPM)
+	cp $(CAPTURE_NPM)/package.json $@
 
 # axe-core for the dashboard's accessibility checks, pinned in tests/web/package.json (and its
 # lock); node_modules is ignored. The stamp is a copy of the package.json it was installed from.
@@ -82,7 +94,9 @@ bench: install chromium wrk $(PEERS_STAMP)
 	$(PY) -m bench.analysis
 	$(PY) -m bench.build
 	$(PY) -m bench.scale
+	$(PY) -m bench.checkups
 	$(PY) -m bench.api
+	$(PY) -m bench.memory
 
 # The HTTP load generator bench.api drives.
 wrk:
@@ -99,4 +113,4 @@ $(PEERS_STAMP): bench/peers/package.json
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info src/viewfinder/imaging/*.so bench/.corpus bench/.corpus-build bench/.analysis-corpus-1280 bench/.peers bench/.results \
-		$(CLIENTS) $(WEB_NPM)/node_modules
+		$(CLIENTS) $(WEB_NPM)/node_modules $(CAPTURE_NPM)/node_modules

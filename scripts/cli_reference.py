@@ -43,6 +43,7 @@ COMMANDS = [
     ["expire"],
     ["pr-comment"],
     ["usage"],
+    ["capture"],
 ]
 
 

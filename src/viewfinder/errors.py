@@ -10,12 +10,16 @@ which the REST error shape returns beside the message.
     │   ├── InvalidImage            invalid_image      400     not an image we can read, corrupt
     │   │   └── ImageTooLarge       image_too_large    413     over a byte or pixel limit
     │   ├── InvalidMask             invalid_mask       400     a mask rectangle out of range
-    │   └── TooLarge                too_large          413     a request over a size limit
+    │   ├── TooLarge                too_large          413     a request over a size limit
+    │   └── AddressRefused          address_refused    400     a URL the server will not fetch
     ├── Unauthenticated             unauthenticated    401     no key, or an unknown or revoked one
     ├── Forbidden                   forbidden          403     the caller lacks the role
     ├── NotFound                    not_found          404     nothing of that id in the project
     ├── Conflict                    conflict           409     the state changed, or forbids it now
     ├── QuotaExceeded               insufficient_quota 402     the project's storage is used up
+    ├── CaptureFailed               capture_failed     502     a page, email, PDF or image could
+    │                                                          not be captured (timeout, too big,
+    │                                                          unreachable, the page crashed)
     ├── Unavailable                 unavailable        503     a dependency is down; retry later
     └── Internal                    internal           500     a failure nobody expected (a bug)
 """
@@ -61,6 +65,14 @@ class TooLarge(InvalidInput):
     status = 413
 
 
+class AddressRefused(InvalidInput):
+    """A URL that points at this server's own network (private, loopback, link-local and
+    other non-public addresses) or uses a scheme that is not fetched. ``details`` name the
+    ``url`` and, when it was resolved, the ``address``."""
+
+    code = "address_refused"
+
+
 class Unauthenticated(ViewfinderError):
     code = "unauthenticated"
     status = 401
@@ -85,6 +97,16 @@ class QuotaExceeded(ViewfinderError):
     # 402, not 507: clients and proxies retry a 5xx, and waiting does not free storage.
     code = "insufficient_quota"
     status = 402
+
+
+class CaptureFailed(ViewfinderError):
+    """Capturing a page, an email, a PDF or an image went wrong on the far side: the page
+    timed out, loaded too much, could not be reached or crashed. Raised only when the caller
+    asked for an error; otherwise the capture answers a placeholder shot that says why."""
+
+    # 502: the fault is with what was to be captured, not with the request or this server.
+    code = "capture_failed"
+    status = 502
 
 
 class Unavailable(ViewfinderError):

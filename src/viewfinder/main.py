@@ -9,6 +9,7 @@ from viewfinder import launch
 from viewfinder.cli import (
     baselines,
     builds,
+    capture,
     comments,
     contexts,
     diff,
@@ -49,6 +50,7 @@ app.command("close")(contexts.close)
 app.command("expire")(contexts.expire)
 app.command("pr-comment")(contexts.pr_comment)
 app.command("usage")(contexts.usage)
+app.command("capture")(capture.capture)
 
 
 @app.callback()

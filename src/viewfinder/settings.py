@@ -105,6 +105,42 @@ class Settings(BaseSettings):
         description="A build left uploading (never finalized) this long expires: its images "
         "expire and its stories never become baselines.",
     )
+    chromium: str = Field(
+        "/usr/bin/chromium",
+        description="The Chromium that captures pages (Debian's package; never a downloaded "
+        "browser).",
+    )
+    capture_allow: str | None = Field(
+        None,
+        description="Hosts that captures, image and PDF downloads may reach although they are "
+        "not public addresses, comma-separated: a host name (any port), host:port (e.g. "
+        "localhost:3000), an IP address, or a network such as 10.0.0.0/8. Unset: public "
+        "addresses only.",
+    )
+    capture_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        le=600,
+        description="Longest a capture may take (a page with everything it loads, an email, a "
+        "PDF or an image download) before it fails.",
+    )
+    capture_max_bytes: int = Field(
+        50 * 1024 * 1024,
+        ge=1024,
+        description="Most bytes one capture may download: a page with everything it loads, or "
+        "one image or PDF.",
+    )
+    capture_max_height: int = Field(
+        16384,
+        ge=100,
+        le=100_000,
+        description="Tallest full-page capture, in CSS pixels; a longer page is cut there.",
+    )
+    axe_path: Path | None = Field(
+        None,
+        description="axe-core's axe.min.js, run on captured pages for the accessibility "
+        "hints; default: the copy `make install` puts in src/viewfinder/capture/assets/.",
+    )
 
     def deployment_problems(self) -> list[str]:
         """Settings several nodes could not share, each with its fix (empty when fine). On

@@ -34,14 +34,17 @@ KEY_USES = {
 }
 
 
-def settings_for(data_dir: Path, **overrides: object) -> Settings:
-    """Settings from VIEWFINDER_* variables, with the command line's values on top."""
+def settings_for(data_dir: Path | None, **overrides: object) -> Settings:
+    """Settings from VIEWFINDER_* variables, with the command line's values on top (a
+    ``data_dir`` of None leaves the setting as the environment says). Exits 2 naming an
+    invalid setting."""
     from pydantic import ValidationError
 
     from viewfinder.settings import Settings
 
     try:
-        return Settings(data_dir=data_dir).model_copy(update=overrides)
+        settings = Settings() if data_dir is None else Settings(data_dir=data_dir)
+        return settings.model_copy(update=overrides)
     except ValidationError as exc:
         first = exc.errors()[0]
         name = "_".join(str(p) for p in first["loc"]).upper()
