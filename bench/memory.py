@@ -125,7 +125,7 @@ def main() -> None:
                 ],
             )
             crops = round_of(proc.pid, [(api, f"/diffs/{diff}/image?which=before_after")] * CLIENTS)
-            thumbs = round_of(proc.pid, [(web, f"/thumbs/stories/{story['id']}")] * CLIENTS)
+            thumbs = round_of(proc.pid, [(web, f"/ui/thumbs/stories/{story['id']}")] * CLIENTS)
         finally:
             stop(proc)
     print(f"API process peak before the rounds (upload and start-up): {idle:.0f} MB")

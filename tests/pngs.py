@@ -103,3 +103,22 @@ def interlaced(pixels: np.ndarray) -> bytes:
     return (
         SIGNATURE + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
     )
+
+
+def palette_png(
+    indices: np.ndarray, colours: np.ndarray, *, alphas: bytes = b"", filters: list[int]
+) -> bytes:
+    """An 8-bit palette PNG: ``indices`` (height, width) into ``colours`` (n, 3), with palette
+    transparency ``alphas`` (tRNS) when given, rows filtered by ``filters`` in turn."""
+    height, width = indices.shape
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)
+    data = zlib.compress(filter_rows(indices[..., None], filters))
+    trns = chunk(b"tRNS", alphas) if alphas else b""
+    return (
+        SIGNATURE
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"PLTE", colours.astype(np.uint8).tobytes())
+        + trns
+        + chunk(b"IDAT", data)
+        + chunk(b"IEND", b"")
+    )

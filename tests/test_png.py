@@ -18,6 +18,7 @@ from tests.pngs import (
     header_only,
     interlaced,
     make_png,
+    palette_png,
     random_image,
     with_rows,
 )
@@ -264,3 +265,30 @@ def test_a_file_that_ends_early_or_goes_on_after_iend_fails_validation(
     with pytest.raises(InvalidImage, match="unknown critical chunk 'ZZZZ'"):
         png.validate(unknown)
     assert png.validate(good[:idat] + chunk(b"tEXt", b"k\x00v") + good[idat:])  # ancillary: fine
+
+
+@pytest.mark.parametrize("filters", [[0], [1], [2], [3], [4], [4, 3, 2, 1, 0]])
+@pytest.mark.parametrize("alphas", [b"", bytes([0, 128, 255, 7])])
+def test_palette_rows_are_read_band_by_band_as_decode_gives_them(
+    rng: np.random.Generator, filters: list[int], alphas: bytes
+) -> None:
+    colours = rng.integers(0, 256, (6, 3), dtype=np.uint8)
+    indices = rng.integers(0, 6, (37, 23), dtype=np.uint8)
+    data = palette_png(indices, colours, alphas=alphas, filters=filters)
+    whole = decode(data)
+    assert whole.shape == (37, 23, 4)
+    for top, count in ((0, 37), (5, 9), (36, 1)):
+        assert np.array_equal(png.decode_rows(data, top, count), whole[top : top + count])
+
+
+def test_a_diff_images_rows_read_band_by_band_are_those_of_the_whole_image(
+    rng: np.random.Generator,
+) -> None:
+    from viewfinder.imaging import compare
+
+    base = random_image(rng, 120, 90, 3)
+    candidate = base.copy()
+    candidate[40:60, 10:50] = 0
+    diff_png = compare(png.encode(base), png.encode(candidate)).diff_png
+    assert diff_png is not None and read_header(diff_png).color_type == 3
+    assert np.array_equal(png.decode_rows(diff_png, 30, 40), decode(diff_png)[30:70])

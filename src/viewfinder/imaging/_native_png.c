@@ -68,6 +68,14 @@ ALWAYS_INLINE void paeth_row(uint8_t *restrict dst, const uint8_t *restrict src,
 }
 #endif
 
+/* Palette indices (one byte a pixel) are few in screenshots' diff images: plain C is enough. */
+ALWAYS_INLINE void paeth_row_1(uint8_t *restrict dst, const uint8_t *restrict src,
+                               const uint8_t *restrict up, Py_ssize_t n) {
+    dst[0] = (uint8_t)(src[0] + up[0]);
+    for (Py_ssize_t i = 1; i < n; i++)
+        dst[i] = (uint8_t)(src[i] + paeth(dst[i - 1], up[i], up[i - 1]));
+}
+
 /* One row; `up` is the previous unfiltered row (all zeros above the first). */
 ALWAYS_INLINE int unfilter_row(uint8_t *restrict dst, const uint8_t *restrict src,
                                const uint8_t *restrict up, Py_ssize_t n, int filter,
@@ -89,7 +97,10 @@ ALWAYS_INLINE int unfilter_row(uint8_t *restrict dst, const uint8_t *restrict sr
             dst[i] = (uint8_t)(src[i] + ((dst[i - bpp] + up[i]) >> 1));
         return 0;
     case 4:
-        paeth_row(dst, src, up, n, bpp);
+        if (bpp == 1)
+            paeth_row_1(dst, src, up, n);
+        else
+            paeth_row(dst, src, up, n, bpp);
         return 0;
     default:
         return -1;
@@ -103,8 +114,9 @@ static Py_ssize_t unfilter_rows(const uint8_t *raw, uint8_t *out, const uint8_t 
         const uint8_t *src = raw + r * (rowbytes + 1);
         uint8_t *dst = out + y * rowbytes;
         const uint8_t *up = y > 0 ? dst - rowbytes : zeros;
-        int bad = bpp == 3 ? unfilter_row(dst, src + 1, up, rowbytes, src[0], 3)
-                           : unfilter_row(dst, src + 1, up, rowbytes, src[0], 4);
+        int bad = bpp == 3   ? unfilter_row(dst, src + 1, up, rowbytes, src[0], 3)
+                  : bpp == 4 ? unfilter_row(dst, src + 1, up, rowbytes, src[0], 4)
+                             : unfilter_row(dst, src + 1, up, rowbytes, src[0], 1);
         if (bad) return y;
     }
     return -1;
@@ -113,9 +125,9 @@ static Py_ssize_t unfilter_rows(const uint8_t *raw, uint8_t *out, const uint8_t 
 VFN_DOC(vfn_unfilter_doc,
              "unfilter(raw, out, first_row)\n"
              "--\n\n"
-             "Undo PNG row filters of 8-bit, non-interlaced RGB or RGBA data. `raw` holds whole\n"
-             "inflated rows from `first_row` on, each prefixed by its filter type; `out` is the\n"
-             "C-contiguous (height, width, 3 or 4) image, whose earlier rows are already done.\n"
+             "Undo PNG row filters of 8-bit, non-interlaced RGB, RGBA or palette data. `raw` holds\n"
+             "whole inflated rows from `first_row` on, each prefixed by its filter type; `out` is\n"
+             "the C-contiguous (height, width, 3, 4 or 1) image, whose earlier rows are done.\n"
              "Returns -1, or the first row with an unknown filter type.");
 
 PyObject *vfn_unfilter(PyObject *self, PyObject *args) {
@@ -129,8 +141,9 @@ PyObject *vfn_unfilter(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *result = NULL;
-    if (vo.ndim != 3 || vo.itemsize != 1 || (vo.shape[2] != 3 && vo.shape[2] != 4)) {
-        PyErr_SetString(PyExc_ValueError, "out must be a (height, width, 3 or 4) uint8 array");
+    if (vo.ndim != 3 || vo.itemsize != 1 ||
+        (vo.shape[2] != 3 && vo.shape[2] != 4 && vo.shape[2] != 1)) {
+        PyErr_SetString(PyExc_ValueError, "out must be a (height, width, 3, 4 or 1) uint8 array");
         goto done;
     }
     Py_ssize_t h = vo.shape[0], bpp = vo.shape[2], rowbytes = vo.shape[1] * vo.shape[2];

@@ -369,14 +369,16 @@ def bands(
     kinds of PNG (palette, grey, 16-bit, interlaced, tRNS) are decoded whole and sliced."""
     header = read_header(data, limits, name=name)
     bottom = min(bottom, header.height)
-    fast = header.bit_depth == 8 and header.color_type in (2, 6) and not header.interlaced
-    pieces, transparent = _idat(data, header, name)
-    if not fast or transparent is not None:
+    fast = header.bit_depth == 8 and header.color_type in (2, 3, 6) and not header.interlaced
+    pieces, transparent, lut = _idat(data, header, name)
+    if not fast or transparent is not None or (header.color_type == 3 and lut is None):
         yield decode(data, limits, name=name)[top:bottom]
         return
-    channels = 3 if header.color_type == 2 else 4
+    # Palette images (diff images among them) are unfiltered as one index a pixel and looked up.
+    channels = {2: 3, 3: 1, 6: 4}[header.color_type]
     row_len = header.width * channels + 1
-    step = max(1, _VALIDATE_CHUNK // row_len)
+    # A band is a few MB as read and as given (a palette row grows four times when looked up).
+    step = max(1, _VALIDATE_CHUNK // (header.width * 4 if lut is not None else row_len))
     # Row 0 of the scratch holds the last row of the previous step: the "up" of the next one.
     scratch = np.zeros((step + 1, header.width, channels), np.uint8)
     inflater = zlib_ng.decompressobj()
@@ -401,7 +403,8 @@ def bands(
                     got = scratch[first : first + rows]
                     lo, hi = max(y, top), y + rows
                     if lo < hi:
-                        yield got[lo - y : hi - y].copy()
+                        band = got[lo - y : hi - y]
+                        yield lut[band[..., 0]] if lut is not None else band.copy()
                     scratch[0] = got[-1]
                     y += rows
                     pending = pending[rows * row_len :]
@@ -445,14 +448,22 @@ def _block_mean(rgb: np.ndarray, factor: int, rows: int | None = None) -> np.nda
     width = rgb.shape[1] // factor * factor or rgb.shape[1]
     step = factor if rgb.shape[1] >= factor else 1
     blocks = rgb[:, :width].reshape(rgb.shape[0] // tall, tall, width // step, step, 3)
-    mean: np.ndarray = blocks.mean(axis=(1, 3)).round().astype(np.uint8)
+    # Integer sums: a float mean would hold a float64 copy of the whole band (8 bytes a sample).
+    count = tall * step
+    sums = blocks.sum(axis=(1, 3), dtype=np.uint32)
+    mean: np.ndarray = ((sums + count // 2) // count).astype(np.uint8)
     return mean
 
 
-def _idat(data: bytes, header: Header, name: str) -> tuple[list[memoryview], bytes | None]:
-    """The image data's pieces and an RGB image's transparent colour (tRNS), if any."""
+def _idat(
+    data: bytes, header: Header, name: str
+) -> tuple[list[memoryview], bytes | None, np.ndarray | None]:
+    """The image data's pieces, an RGB image's transparent colour (tRNS), if any, and a palette
+    image's colours as a 256-entry RGBA lookup table (what decode() gives such an image)."""
     pieces: list[memoryview] = []
     transparent: bytes | None = None
+    palette: bytes | None = None
+    alphas = b""
     view = memoryview(data)
     pos, end = 33, len(data)
     while pos + 12 <= end:
@@ -462,10 +473,23 @@ def _idat(data: bytes, header: Header, name: str) -> tuple[list[memoryview], byt
             break
         if kind == b"IDAT":
             pieces.append(view[pos + 8 : body_end])
+        elif kind == b"PLTE" and length % 3 == 0:
+            palette = data[pos + 8 : body_end]
         elif kind == b"tRNS" and header.color_type == 2 and length == 6:
             transparent = data[pos + 9 : body_end : 2]
+        elif kind == b"tRNS" and header.color_type == 3:
+            alphas = data[pos + 8 : body_end]
         elif kind == b"IEND":
-            return pieces, transparent
+            lut = None
+            if header.color_type == 3 and palette is not None:
+                lut = np.zeros((256, 4), np.uint8)
+                colours = np.frombuffer(palette, np.uint8).reshape(-1, 3)[:256]
+                lut[: len(colours), :3] = colours
+                lut[: len(colours), 3] = 255
+                lut[: min(len(alphas), len(colours)), 3] = np.frombuffer(alphas, np.uint8)[
+                    : len(colours)
+                ]
+            return pieces, transparent, lut
         pos = body_end + 4
     raise InvalidImage(f"{name} is truncated: the PNG ends before its IEND chunk")
 
