@@ -54,9 +54,9 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
             )
             pushed = data(first)
             assert texts(first)[0] == (
-                f"Uploaded (id: {pushed['image_id']})\n\nMarkdown to paste in the PR:\n"
+                f"アップロード完了(id: {pushed['image_id']})\n\nPR に貼る markdown:\n"
                 f"![home]({pushed['view_url']})\n\n"
-                "Compare: Registered as the baseline: there was none for this name."
+                "比較: ベースラインとして登録(この名前のベースラインはありませんでした)"
             )
             assert json.loads(texts(first)[1]) == pushed
             assert pushed["diff_requested"] and pushed["diff"]["status"] == "registered"
@@ -71,9 +71,12 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
                 192 / 3072
             )
             assert (
-                f"Compare: Changed: 6.2500% of pixels differ (192 of 3,072 pixels) in 1 region. "
-                f"diff_id {diff['diff_id']}" in (text(second))
+                f"比較: 変化あり: 差分率 6.2500%(192 / 3,072 画素)、1 領域。diff_id "
+                f"{diff['diff_id']}。miseru_diff で差分画像を確かめ" in text(second)
             )
+            # Its next steps name Miseru's tools only.
+            assert "accept" not in text(second) and "deny" not in text(second)
+            assert "miseru_approve" in diff["next_step"] and "accept" not in diff["next_step"]
 
             image_id = data(second)["image_id"]
             shown = await agent.call_tool(
@@ -83,7 +86,7 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
             assert record["diff_id"] == diff["diff_id"] and record["image_id"] == image_id
             kinds = [c.type for c in shown.content]
             assert kinds == ["text", "text", "text", "image", "text", "image", "text", "image"]
-            assert texts(shown)[0].startswith("Changed: 6.2500% of pixels differ")
+            assert texts(shown)[0].startswith("変化あり: 差分率 6.2500%")
             assert json.loads(texts(shown)[1]) == record
             assert [t.split(":")[0] for t in texts(shown)[2:]] == ["diff", "baseline", "candidate"]
             only_diff = await agent.call_tool("miseru_diff", {"image_id": image_id})
@@ -91,22 +94,24 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
 
             refused = await agent.call_tool("miseru_approve", {"diff_id": diff["diff_id"]})
             assert refused.is_error and refused.structured_content is None
-            assert text(refused).startswith("[forbidden] approve failed (403): this key cannot")
+            assert text(refused).startswith("[forbidden] 承認失敗 (403): this key cannot")
             approved = await person.call_tool("miseru_approve", {"diff_id": diff["diff_id"]})
             assert data(approved)["baseline_scope"] == "context"
-            assert "this PR's baseline is updated" in text(approved)
-            assert "merged makes it the shared baseline" in text(approved)
+            assert text(approved) == (
+                f"承認しました: {diff['diff_id']}。この PR のベースラインを更新しました。PR を "
+                "merged で閉じると、共有のベースラインに反映されます。"
+            )
 
             refused = await agent.call_tool("miseru_close_context", {**PR, "reason": "merged"})
             assert text(refused).startswith("[forbidden]") and "'approve' role" in text(refused)
             closed = await person.call_tool("miseru_close_context", {**PR, "reason": "merged"})
             assert data(closed)["baselines_promoted"] == 1
             assert text(closed) == (
-                "Closed github_pr:acme/shop#12 (policy: on_close, marked: merged, expired: 1; "
-                "baselines promoted: 1, discarded: 0)"
+                "github_pr:acme/shop#12 を閉じました(policy: on_close, marked: merged, expired: 1; "
+                "ベースライン: 共有へ反映 1 件、破棄 0 件)"
             )
             again = await person.call_tool("miseru_close_context", {**PR, "reason": "merged"})
-            assert "closed already" in text(again)
+            assert "すでに閉じています" in text(again)
 
             listed = data(await agent.call_tool("miseru_list_baselines", {}))
             (baseline,) = listed["items"]
@@ -117,11 +122,12 @@ def test_the_kurabe_flow_from_push_to_a_merged_pr_and_a_deleted_baseline(
             deleted = await person.call_tool(
                 "miseru_delete_baseline", {"baseline_id": baseline["id"]}
             )
-            assert text(deleted).startswith(f"Deleted: {baseline['id']}. The next push of home")
+            assert text(deleted).startswith(f"削除しました: {baseline['id']}。次に home を")
             assert data(await agent.call_tool("miseru_list_baselines", {}))["items"] == []
 
             expired = await agent.call_tool("miseru_expire", {"image_id": pushed["image_id"]})
-            assert text(expired) == f"Expired: {pushed['image_id']}" and data(expired)["expired"]
+            assert text(expired) == f"失効しました: {pushed['image_id']}"
+            assert data(expired)["expired"]
             comment = await agent.call_tool("miseru_comment", PR)
             assert text(comment).startswith("## Viewfinder: screenshots of acme/shop#12")
 
@@ -142,42 +148,43 @@ def test_pushes_are_refused_whole_and_say_why(env: Env, keys: Keys, tmp_path: Pa
 
             both = await push(pr_number=3, repo="acme/shop")
             assert text(both) == (
-                "[invalid_input] push failed (400): give exactly one of context_key and pr_number"
+                "[invalid_input] push 失敗 (400): give exactly one of context_key and pr_number"
             )
             neither = await push(context_key=None)
-            assert text(neither).startswith("[invalid_input] push failed (400): give exactly one")
+            assert text(neither).startswith("[invalid_input] push 失敗 (400): give exactly one")
             no_repo = await push(context_key=None, pr_number=3)
-            assert text(no_repo).startswith("[invalid_input] push failed (400): pr_number needs")
-            assert "over HTTP" in text(no_repo)
+            assert text(no_repo).startswith("[invalid_input] push 失敗 (400): pr_number には")
+            assert "HTTP では" in text(no_repo)
 
             not_png = await push(file=JPEG, compare=True)
             assert text(not_png).startswith(
-                "[invalid_input] push failed (400): compare works on PNG images only"
+                "[invalid_input] push 失敗 (400): compare works on PNG images only"
             )
             masked = await push(masks=[{"x": 0, "y": 0, "width": 4, "height": 4}])
-            assert text(masked).startswith("[forbidden] push failed (403): this key cannot push")
+            assert text(masked).startswith("[forbidden] push 失敗 (403): this key cannot push")
             loose = await push(max_diff_ratio=0.01)
-            assert loose.is_error and text(loose).startswith("[forbidden] push failed (403)")
+            assert loose.is_error and text(loose).startswith("[forbidden] push 失敗 (403)")
             path = await push(file=str(shot_file))
             assert text(path).startswith(
-                "[invalid_input] push failed (400): file looks like a file path; over HTTP send "
+                "[invalid_input] push 失敗 (400): file looks like a file path; over HTTP send "
                 "the image itself"
             )
             elsewhere = await push(project="someone-else")
-            assert elsewhere.is_error and "reaches only that one" in text(elsewhere)
+            assert elsewhere.is_error and "には届きません" in text(elsewhere)
             assert images.usage(env, keys.agent).images == 0
 
             plain = await push(file=JPEG, project="default")
             assert data(plain)["diff"] is None and not data(plain)["diff_requested"]
-            assert "Compare:" not in text(plain)
+            assert "比較:" not in text(plain)
             never = await agent.call_tool(
                 "miseru_diff", {"image_id": data(plain)["image_id"], "images": ["diff"]}
             )
             assert data(never)["image_id"] == data(plain)["image_id"]
             assert data(never)["state"] == "none" and data(never)["diff_id"] is None
-            assert "never compared" in text(never) and len(never.content) == 2
+            assert "まだ比較していません" in text(never) and len(never.content) == 2
             listing = await agent.call_tool("miseru_list_baselines", {"project": "none"})
-            assert listing.is_error and text(listing).startswith("[invalid_input] list baselines")
+            assert listing.is_error
+            assert text(listing).startswith("[invalid_input] ベースライン一覧の取得失敗")
 
             tools = {t.name: t for t in (await agent.list_tools()).tools}
             assert len(tools) == 8

@@ -96,3 +96,22 @@ def test_tools_are_few_unique_and_annotated_by_what_they_do() -> None:
                 assert hints["readOnlyHint"] is False
             if hints["readOnlyHint"]:
                 assert hints["destructiveHint"] is False, f"{profile}/{tool['name']}"
+
+
+# An agent reads the whole list before it starts; the default profile's list was 108 KB when each
+# tool that changes a record repeated the record's full schema.
+MOST_DEFAULT_LIST_BYTES = 56 * 1024
+
+
+def test_the_tool_list_describes_each_record_once_and_stays_small() -> None:
+    for profile in profiles():
+        tools = listed_tools(profile)
+        for tool in tools:
+            schemas = json.dumps([tool["inputSchema"], tool["outputSchema"]])
+            # A title keyword's value is a string; a property called title maps to a schema.
+            assert '"title": "' not in schemas, f"{profile}/{tool['name']} repeats titles"
+            if not tool["annotations"]["readOnlyHint"]:
+                # A tool that changes a record answers it; the reading tool describes it.
+                assert "$defs" not in tool["outputSchema"], f"{profile}/{tool['name']}"
+    size = len(json.dumps(listed_tools("default"), separators=(",", ":")).encode())
+    assert size <= MOST_DEFAULT_LIST_BYTES, f"the default tool list is {size} bytes"

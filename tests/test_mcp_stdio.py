@@ -70,6 +70,24 @@ def test_a_real_server_answers_over_a_socket_in_both_eras_and_the_stdio_proxy_se
                 fetched = await http.get(pushed["view_url"])
             assert fetched.status_code == 200 and fetched.content == screenshot.read_bytes()
 
+            # A setup written for Miseru works unchanged: its variable names, its wording, and
+            # what the agent's machine could not tell is said there, not blamed on HTTP.
+            miseru = StdioServerParameters(
+                command=VIEWFINDER,
+                args=["mcp", "--profile", "miseru"],
+                env={"MISERU_API": server.url, "MISERU_TOKEN": server.keys["agent"]},
+                cwd=tmp_path,
+            )
+            async with Client(miseru) as client:
+                arguments = {"file": str(screenshot), "name": "checkout", "context_key": "docs"}
+                result = await client.call_tool("miseru_push", arguments)
+                assert not result.is_error
+                assert result.content[0].text.startswith("アップロード完了(id: img_")  # type: ignore[union-attr]
+                arguments = {"file": str(screenshot), "name": "checkout", "pr_number": 3}
+                no_repo = (await client.call_tool("miseru_push", arguments)).content[0]
+                assert no_repo.text.startswith("[invalid_input] pr_number には repo")  # type: ignore[union-attr]
+                assert "HTTP" not in no_repo.text  # type: ignore[union-attr]
+
         anyio.run(check)
 
 
@@ -123,13 +141,16 @@ class Wire:
     """A stdio server run by hand: lines written to its stdin, its stdout read line by line on
     a thread so that every wait has a deadline, and every line it wrote kept in ``seen``."""
 
-    def __init__(self, command: list[str], environ: dict[str, str]) -> None:
+    def __init__(
+        self, command: list[str], environ: dict[str, str], cwd: Path | None = None
+    ) -> None:
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=environ,
+            cwd=cwd,
         )
         self.seen: list[bytes] = []
         self._lines: queue.Queue[bytes] = queue.Queue()
@@ -212,3 +233,43 @@ def test_stdio_ignores_lines_that_are_not_json_and_keeps_answering(
         message = json.loads(line)
         assert message["jsonrpc"] == "2.0" and ("result" in message or "error" in message)
     assert [json.loads(line).get("id") for line in wire.seen] == [1, 2, 3]
+
+
+def test_stdio_answers_a_call_still_running_when_the_client_closes_stdin(
+    local_data: tuple[Path, dict[str, str]],
+) -> None:
+    data_dir, keys = local_data
+    command = [VIEWFINDER, "mcp", "--data-dir", str(data_dir)]
+    with Wire(command, clean_environ() | {"VIEWFINDER_KEY": keys["agent"]}) as wire:
+        wire.send(json.dumps(initialize(1, "2025-06-18")).encode())
+        wire.answer(1)
+        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        call = {"name": "list_builds", "arguments": {}}
+        wire.send(
+            json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}).encode()
+        )
+        assert wire.hang_up() == 0  # at once, the call most likely still running
+    (answer,) = [json.loads(line) for line in wire.seen if json.loads(line).get("id") == 2]
+    assert answer["result"]["isError"] is False
+    assert answer["result"]["structuredContent"]["items"][0]["commit_sha"] == "ffff6666"
+
+
+def test_a_key_without_a_server_url_is_refused_and_no_store_appears(tmp_path: Path) -> None:
+    command = [VIEWFINDER, "mcp", "--profile", "miseru"]
+    environ = clean_environ() | {"MISERU_TOKEN": "vf_proj_from_a_server"}
+    with Wire(command, environ, cwd=tmp_path) as wire:  # the agent's working directory
+        wire.send(json.dumps(initialize(1, "2025-06-18")).encode())
+        wire.answer(1)
+        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        call = {"name": "miseru_list_baselines", "arguments": {}}
+        wire.send(
+            json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}).encode()
+        )
+        refused = wire.answer(2)["result"]
+        assert wire.hang_up() == 0
+    assert refused["isError"] is True
+    assert refused["content"][0]["text"].startswith(
+        "[unauthenticated] MISERU_TOKEN is set but not VIEWFINDER_URL or MISERU_API, and there "
+        "is no local store in"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -10,8 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 
 from viewfinder import __version__
-from viewfinder.mcp.http import path_of
-from viewfinder.mcp.server import profiles
+from viewfinder.mcp.server import path_of, profiles
 
 PROTOCOLS = ["2025-06-18", "2025-11-25", "2026-07-28"]
 MEDIA_TYPE = "application/mcp-server-card+json"

@@ -16,17 +16,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from viewfinder.mcp.guard import Allowed, Guard, body_limit
-from viewfinder.mcp.server import build_server, profiles
+from viewfinder.mcp.server import build_server, path_of, profiles
 from viewfinder.mcp.tooling import LocalBackend, http_key
 from viewfinder.plumbing.errorshape import error_response
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
-
-BASE_PATH = "/mcp"
-
-
-def path_of(profile: str) -> str:
-    return BASE_PATH if profile == "default" else f"{BASE_PATH}/{profile}"
 
 
 async def _no_stream(_: Request) -> Response:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from viewfinder.errors import InvalidInput, ViewfinderError
+from viewfinder.mcp import miseru_words as words
 from viewfinder.mcp.common import read_image
 from viewfinder.mcp.miseru_shapes import (
     RENDER_KIND,
@@ -52,15 +53,15 @@ REPO_VARIABLES = ("VIEWFINDER_REPO", "MISERU_REPO", "GITHUB_REPOSITORY")
 
 
 def _failed(verb: str, run: Callable[[Call, A], Result]) -> Callable[[Call, A], Result]:
-    """Miseru reports a refusal as the API's answer, `approve failed (403): <message>`; the
-    [code] the tool error starts with stays in front."""
+    """Miseru reports a refusal as the API's answer, `承認失敗 (403): <message>`; the [code]
+    the tool error starts with stays in front."""
 
     @functools.wraps(run)
     def reported(call: Call, args: A) -> Result:
         try:
             return run(call, args)
         except ViewfinderError as exc:
-            raise type(exc)(f"{verb} failed ({exc.status}): {exc.message}") from None
+            raise type(exc)(f"{words.FAILED[verb]} ({exc.status}): {exc.message}") from None
 
     return reported
 
@@ -85,22 +86,26 @@ def local_args(arguments: dict[str, Any]) -> dict[str, Any]:
     filled = dict(arguments)
     if filled.get("pr_number") is not None and not filled.get("repo"):
         filled["repo"] = _repo_here()
+        if not filled["repo"]:
+            raise InvalidInput(
+                "pr_number には repo(owner/repo)が必要です。repo を渡すか、"
+                f"{'・'.join(REPO_VARIABLES)} のどれかを設定するか、GitHub の origin リモートの"
+                "ある git リポジトリの中で起動してください"
+            )
     if "commit_sha" in filled and not filled["commit_sha"]:
         filled["commit_sha"] = head_commit()
     return filled
 
 
-def _need_repo(call: Call, pr_number: int | None, repo: str | None) -> None:
+def _need_repo(pr_number: int | None, repo: str | None) -> None:
+    # Over stdio local_args has filled repo or said why it could not; only HTTP gets here.
     if pr_number is None or repo:
         return
-    where = (
-        f"none of {', '.join(REPO_VARIABLES)} or a GitHub `origin` remote of the current "
-        "directory gave one"
-        if call.local_files
-        else "over HTTP this server cannot read your environment or git checkout (`viewfinder "
-        "mcp --profile miseru` over stdio reads them)"
+    raise InvalidInput(
+        "pr_number には repo(owner/repo)が必要です。repo を渡してください(HTTP では、この"
+        "サーバーはあなたの環境変数や git リポジトリを読めません。stdio の `viewfinder mcp "
+        "--profile miseru` なら読みます)"
     )
-    raise InvalidInput(f"pr_number needs repo (owner/repo): pass repo; {where}")
 
 
 def _same_project(call: Call, project: str | None) -> None:
@@ -110,30 +115,17 @@ def _same_project(call: Call, project: str | None) -> None:
     mine = projects.whoami(call.env, call.actor)
     if project not in (mine.id, mine.name):
         raise InvalidInput(
-            f"this key belongs to project {mine.name!r} ({mine.id}) and reaches only that one, "
-            f"not {project!r}: omit project, or connect with a key of that project"
+            f"このキーはプロジェクト {mine.name!r}({mine.id})のもので、{project!r} には届きま"
+            "せん。project を省くか、そのプロジェクトのキーで接続してください"
         )
 
 
 # ---- push and images --------------------------------------------------------------------------
 
 
-def _compare_line(d: DiffRecord) -> str:
-    if d.state == "requested":
-        return (
-            f"still computing after 30 s; get the result with miseru_diff (image_id {d.image_id})"
-        )
-    if d.outcome != "changed":
-        return d.found
-    return (
-        f"{d.found} diff_id {d.id}. Look with miseru_diff; if intended, miseru_approve; if "
-        "not, fix the code and push again with compare: true"
-    )
-
-
 def _push(call: Call, a: Push) -> TextResult:
     _same_project(call, a.project)
-    _need_repo(call, a.pr_number, a.repo)
+    _need_repo(a.pr_number, a.repo)
     data = read_image(call, a.file, what="file")
     r = pushes.push(
         call.env,
@@ -161,9 +153,9 @@ def _push(call: Call, a: Push) -> TextResult:
         diff=diff,
         replaced_image_id=r.replaced_image_id,
     )
-    text = f"Uploaded (id: {r.image_id})\n\nMarkdown to paste in the PR:\n{r.markdown}"
+    text = words.pushed(r.image_id, r.markdown)
     if a.compare and r.diff is not None:
-        text += f"\n\nCompare: {_compare_line(r.diff)}"
+        text += f"\n\n比較: {words.compare_line(r.diff)}"
     return TextResult([text, record.model_dump_json()], record)
 
 
@@ -172,13 +164,7 @@ def _expire(call: Call, a: ImageArg) -> TextResult:
     record = Expired(
         image_id=image.id, name=image.name, expired=image.expired, expired_at=image.expired_at
     )
-    return TextResult([f"Expired: {image.id}"], record)
-
-
-def _sentence(d: DiffRecord) -> str:
-    if d.state == "done" and d.outcome == "changed":
-        return f"{d.found} diff_id {d.id}; miseru_approve makes this image the baseline."
-    return f"{d.found} {d.next_step}"
+    return TextResult([words.expired(image.id)], record)
 
 
 def _pictures(call: Call, d: DiffRecord, kinds: list[ImageKind]) -> list[str | Picture]:
@@ -186,12 +172,12 @@ def _pictures(call: Call, d: DiffRecord, kinds: list[ImageKind]) -> list[str | P
     blocks: list[str | Picture] = []
     for kind in dict.fromkeys(kinds):
         if d.state == "requested" and kind != "candidate":
-            blocks.append(f"{kind}: not yet (the comparison is still computing)")
+            blocks.append(words.picture_missing(kind, None))
             continue
         try:
             (shown,) = renders.render_diff(call.env, call.actor, d.id, RENDER_KIND[kind])
         except InvalidInput as exc:
-            blocks.append(f"{kind}: none ({exc.message})")
+            blocks.append(words.picture_missing(kind, exc.message))
             continue
         note = f"{shown.width}x{shown.height}"
         blocks.append(Picture(label=kind, png=shown.png, note=note, link=links[kind]))
@@ -202,13 +188,11 @@ def _diff(call: Call, a: DiffArgs) -> TextResult:
     found = diffs.latest_for_image(call.env, call.actor, a.image_id)
     if found is None:
         record = MiseruDiff(image_id=a.image_id, state="none")
-        sentence = (
-            f"Image {a.image_id} was never compared: push it with compare: true to compare it "
-            "with its baseline."
-        )
+        sentence = words.never_compared(a.image_id)
         return TextResult([sentence, record.model_dump_json()], record)
     record = MiseruDiff.of(found)
-    blocks = [_sentence(found), record.model_dump_json(), *_pictures(call, found, a.images)]
+    sentence = f"{words.found(found)}。{record.next_step}"
+    blocks = [sentence, record.model_dump_json(), *_pictures(call, found, a.images)]
     hint = f"save it with `viewfinder image {a.image_id} --out DIR`"
     return TextResult(blocks, record, large_hint=hint)
 
@@ -217,14 +201,14 @@ def _diff(call: Call, a: DiffArgs) -> TextResult:
 
 
 def _comment(call: Call, a: CommentArgs) -> TextResult:
-    _need_repo(call, a.pr_number, a.repo)
+    _need_repo(a.pr_number, a.repo)
     assert a.repo is not None
     markdown = prs.pr_comment(call.env, call.actor, pr_number=a.pr_number, repo=a.repo)
     return TextResult([markdown], PrComment(pr_number=a.pr_number, repo=a.repo, markdown=markdown))
 
 
 def _close(call: Call, a: CloseArgs) -> TextResult:
-    _need_repo(call, a.pr_number, a.repo)
+    _need_repo(a.pr_number, a.repo)
     r = contexts.close_context(
         call.env,
         call.actor,
@@ -234,16 +218,7 @@ def _close(call: Call, a: CloseArgs) -> TextResult:
         repo=a.repo,
         reason=a.reason,
     )
-    c = r.context
-    if r.already_closed:
-        text = f"{c.type}:{c.key} was closed already ({c.close_reason}); nothing changed."
-    else:
-        text = (
-            f"Closed {c.type}:{c.key} (policy: {c.expire_policy}, marked: {c.close_reason}, "
-            f"expired: {r.images_expired}; baselines promoted: {r.baselines_promoted}, "
-            f"discarded: {r.baselines_discarded})"
-        )
-    return TextResult([text], r)
+    return TextResult([words.closed(r)], r)
 
 
 # ---- baselines --------------------------------------------------------------------------------
@@ -257,9 +232,9 @@ def _approve(call: Call, a: DiffIdArg) -> TextResult:
         baseline_scope=r.baseline.scope,
         context_id=r.baseline.context_id,
         already_approved=r.already_approved,
-        message=r.message,
+        message=words.approved(r.diff.id, r.baseline.scope, r.already_approved),
     )
-    return TextResult([r.message], record)
+    return TextResult([record.message], record)
 
 
 def _list_baselines(call: Call, a: ListBaselinesArgs) -> Page[BaselineRecord]:
@@ -270,12 +245,7 @@ def _list_baselines(call: Call, a: ListBaselinesArgs) -> Page[BaselineRecord]:
 def _delete_baseline(call: Call, a: BaselineArg) -> TextResult:
     b = baselines.delete_baseline(call.env, call.actor, a.baseline_id)
     name = b.name + (f" ({b.variant})" if b.variant else "")
-    text = (
-        f"Deleted: {b.id}. The next push of {name} with compare: true compares with the PR's "
-        "baseline if there is one, else the shared one; with neither, it becomes the new "
-        "baseline."
-    )
-    return TextResult([text], b)
+    return TextResult([words.deleted(b.id, name)], b)
 
 
 # ---- the tools --------------------------------------------------------------------------------
@@ -283,10 +253,9 @@ def _delete_baseline(call: Call, a: BaselineArg) -> TextResult:
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "miseru_push",
-        "Upload a screenshot into a delivery context (a GitHub PR or any label) and get the "
-        "Markdown to paste. With compare: true, compare it with its baseline (Kurabe; the PR's, "
-        "else the shared one; the first push registers it) and wait up to 30 s. Posts no "
-        "comment itself.",
+        "スクリーンショットを配信コンテキスト(GitHub PR や任意のラベル)にアップロードし、"
+        "貼り付け用の markdown を返します。compare: true ならベースライン(PR のもの、無ければ"
+        "共有のもの。最初の push は登録)と比べ、最大 30 秒待ちます。コメントは投稿しません。",
         Push,
         Pushed,
         _failed("push", _push),
@@ -296,7 +265,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "miseru_expire",
-        "Expire one uploaded image: it is no longer delivered.",
+        "アップロード済みの画像を失効させます(配信を止めます)。",
         ImageArg,
         Expired,
         _failed("expire", _expire),
@@ -306,7 +275,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "miseru_comment",
-        "The Markdown of one PR comment gathering all of the PR's screenshots.",
+        "PR の全スクリーンショットをまとめた 1 PR = 1 コメント用の markdown を返します。",
         CommentArgs,
         PrComment,
         _failed("comment", _comment),
@@ -316,9 +285,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "miseru_close_context",
-        "Close a delivery context and apply its expiry policy (on_close expires its images); "
-        "merged promotes a PR's baselines to the shared ones. Idempotent. To expire one image, "
-        "use miseru_expire.",
+        "配信コンテキストを閉じ、失効ポリシーを適用します(on_close なら画像を失効)。merged なら "
+        "PR のベースラインを共有へ上げます。冪等です。画像 1 枚だけなら miseru_expire を。",
         CloseArgs,
         CloseResult,
         _failed("close", _close),
@@ -329,9 +297,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "miseru_diff",
-        "The comparison (Kurabe) of a pushed image: a status sentence, the record as JSON, then "
-        "the requested images (baseline, candidate, diff: changed pixels red, size differences "
-        "blue, masks gray) to look at.",
+        "push した画像の比較(Kurabe)の結果: 状態の一文、同じ内容の JSON、求めた画像"
+        "(baseline、candidate、diff: 変化した画素は赤、サイズの違いは青、マスクは灰色)。",
         DiffArgs,
         MiseruDiff,
         _failed("diff", _diff),
@@ -341,9 +308,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "miseru_approve",
-        "Approve a diff: its image replaces the baseline it was compared with (for a PR's push, "
-        "only that PR's baseline, shared once the PR closes merged). Cannot be undone; check "
-        "with miseru_diff first. Needs a key with the approve role; otherwise ask a person.",
+        "差分を承認し、比べたベースラインをその画像に置き換えます(PR の push なら その PR の"
+        "ベースラインだけ。PR を merged で閉じると共有へ)。取り消せません。miseru_diff で"
+        "確かめてから。承認の権限が無いキーでは 403 なので、人に頼んでください。",
         DiffIdArg,
         Approved,
         _failed("approve", _approve),
@@ -352,8 +319,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "miseru_list_baselines",
-        "A page (up to 200) of current baselines, the shared ones (context_id null) and each "
-        "PR's own. Pass next_cursor back as cursor for more.",
+        "ベースラインの一覧を 1 ページ(最大 200 件)返します。共有は context_id: null、PR "
+        "ごとのものも混ざります。続きは next_cursor を cursor に。",
         ListBaselinesArgs,
         Page[BaselineRecord],
         _failed("list baselines", _list_baselines),
@@ -362,8 +329,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "miseru_delete_baseline",
-        "Delete one baseline (shared or a PR's). Cannot be undone: the next compare of its "
-        "name compares with the other layer, or registers anew. Needs the approve role.",
+        "ベースラインを 1 件削除します(共有・PR のどちらも)。取り消せません。次の compare は"
+        "もう一方の層と比べ、どちらも無ければ登録し直します。承認の権限が必要です。",
         BaselineArg,
         BaselineRecord,
         _failed("delete", _delete_baseline),

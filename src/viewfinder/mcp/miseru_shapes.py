@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from viewfinder.mcp import miseru_words as words
 from viewfinder.services.comparisons import AnalysisRecord
 from viewfinder.services.diffs import DiffRecord
 from viewfinder.services.records import Urls
@@ -22,29 +23,31 @@ class MiseruDiff(BaseModel):
 
     image_id: str
     state: str = Field(
-        description="none (never compared), requested (computing), done or failed; more may come."
+        description="none(未比較)/ requested(計算中)/ done / failed。今後増えることがあります。"
     )
     requested_at: datetime | None = None
     completed_at: datetime | None = None
     baseline_id: str | None = None
-    baseline_scope: str | None = Field(None, description="context (the PR's own) or shared.")
+    baseline_scope: str | None = Field(
+        None, description="context(PR のベースライン)/ shared(共有)。"
+    )
     diff_id: str | None = None
     diff_ratio: float | None = None
     max_diff_ratio: float | None = None
     changed: bool | None = None
     status: str | None = Field(
-        None, description="registered, changed, unchanged or failed; null while computing."
+        None, description="registered / changed / unchanged / failed。計算中は null。"
     )
-    stale: bool | None = Field(None, description="The baseline changed after this comparison.")
+    stale: bool | None = Field(None, description="比較した後にベースラインが更新された。")
     failure_reason: str | None = None
     analysis: AnalysisRecord | None = Field(
-        None, description="What changed: kind, verdict, summary, reasoning and each change."
+        None, description="何が変わったか: kind、verdict、summary、reasoning と各変化。"
     )
     approved: bool | None = None
     name: str | None = None
     viewport: str | None = None
-    urls: Urls | None = Field(None, description="Signed, expiring links to the images.")
-    next_step: str | None = None
+    urls: Urls | None = Field(None, description="画像への署名付き・期限付きのリンク。")
+    next_step: str | None = Field(None, description="次の操作(Miseru のツール名で)。")
 
     @classmethod
     def of(cls, d: DiffRecord) -> MiseruDiff:
@@ -67,7 +70,7 @@ class MiseruDiff(BaseModel):
             name=d.name,
             viewport=d.variant or None,
             urls=d.urls,
-            next_step=d.next_step,
+            next_step=words.next_step(d),
         )
 
 
@@ -77,10 +80,10 @@ class Pushed(BaseModel):
     markdown: str
     diff_requested: bool
     diff: MiseruDiff | None = Field(
-        description="With compare: the comparison after waiting up to 30 s (as miseru_diff)."
+        description="compare: true のとき、最大 30 秒待った後の比較状態(miseru_diff と同じ形)。"
     )
     replaced_image_id: str | None = Field(
-        description="The older image of this name and viewport in the context, now expired."
+        description="同じコンテキストで name と viewport が同じだった古い画像(失効済み)。"
     )
 
 
@@ -109,63 +112,64 @@ class Approved(BaseModel):
 # ---- arguments -----------------------------------------------------------------------------------
 
 PrNumber = Field(
-    None, description="Shorthand for context_type github_pr, context_key <owner/repo>#<n>."
+    None, description="context_type=github_pr / context_key=<owner/repo>#<n> のショートハンド。"
 )
 Repo = Field(
     None,
-    description="owner/repo of the GitHub repository, with pr_number. Over stdio, when left "
-    "out: VIEWFINDER_REPO, MISERU_REPO, GITHUB_REPOSITORY, then the git remote origin.",
+    description="pr_number と組み合わせる GitHub リポジトリ(owner/repo)。stdio では省略時に "
+    "VIEWFINDER_REPO → MISERU_REPO → GITHUB_REPOSITORY → git の origin の順で解決。",
 )
 ContextKey = Field(
     None,
-    description="The context: owner/repo#<PR> for github_pr, any label for manual. Exactly one "
-    "of context_key and pr_number.",
+    description="コンテキストのキー。github_pr では owner/repo#<PR番号>、manual では任意の"
+    "ラベル。context_key と pr_number のどちらか一方が必須(同時指定はエラー)。",
 )
 
 
 class Push(BaseModel):
     file: str = Field(
-        description="The image: an absolute path of a png/jpg/webp under 5 MB (over stdio); "
-        "over HTTP the image itself as a data:image/png;base64,... URL or base64."
+        description="画像ファイルの絶対パス(png/jpg/webp、5MB 未満。stdio)。HTTP では画像"
+        "そのものを data:image/png;base64,... の URL か base64 で。"
     )
     name: str = Field(
-        description="Logical name, e.g. home, login, checkout@mobile. The same name and "
-        "viewport in a context replaces (expires) the older image."
+        description="論理名(例: home、login、checkout@mobile)。同じコンテキストで name と "
+        "viewport が同じ画像は、古い画像を失効させて置き換えます。"
     )
     context_key: str | None = ContextKey
     context_type: Literal["github_pr", "manual"] | None = Field(
-        None, description="github_pr or manual (default manual)."
+        None, description="github_pr / manual。既定は manual。"
     )
-    context_label: str | None = Field(None, description="A name for people.")
+    context_label: str | None = Field(None, description="人間向けの表示名。")
     pr_number: int | None = PrNumber
     repo: str | None = Repo
     commit_sha: str | None = Field(
-        None, description="Evidence only. Over stdio, when left out: the git HEAD, if any."
+        None,
+        description="証跡のメタデータ。stdio では省略時に git の HEAD(取れなくても失敗しません)。",
     )
-    viewport: str | None = Field(None, description="e.g. 1280x800.")
-    tags: list[str] = Field(default_factory=list, description="Tags, made when new.")
+    viewport: str | None = Field(None, description="例 1280x800。")
+    tags: list[str] = Field(default_factory=list, description="タグ。無ければ作ります。")
     project: str | None = Field(
-        None, description="This key's project (its name or id); others are refused."
+        None, description="このキーのプロジェクト(名前か id)。ほかのプロジェクトはエラー。"
     )
     compare: bool = Field(
         False,
-        description="Compare with the baseline (PNG only: another type with compare fails the "
-        "whole push) and wait up to 30 s for the result.",
+        description="true ならベースラインと比べ、結果を最大 30 秒待ちます。PNG だけ(PNG 以外で "
+        "true にするとアップロードごと失敗します)。",
     )
     max_diff_ratio: float = Field(
         0,
-        description="Highest changed share (0..1, e.g. 0.001 = 0.1%) still called unchanged. "
-        "Above 0 needs a key with the approve role.",
+        description="「変化なし」とみなす差分率の上限(0〜1、例 0.001 = 0.1%)。0 より大きい値には"
+        "承認の権限(approve)が必要です。",
     )
     masks: list[dict[str, Any]] = Field(
         default_factory=list,
-        description="Rectangles {x, y, width, height} in image pixels left out of the "
-        "comparison (integers; at most 20). Needs a key with the approve role.",
+        description="比較から外す矩形 {x, y, width, height} の配列(画像の画素、整数、最大 20 個)。"
+        "承認の権限(approve)が必要です。",
     )
 
 
 class ImageArg(BaseModel):
-    image_id: str = Field(description="The image id miseru_push returned.")
+    image_id: str = Field(description="miseru_push が返した画像 id。")
 
 
 ImageKind = Literal["baseline", "candidate", "diff"]
@@ -173,43 +177,42 @@ RENDER_KIND = {"baseline": "before", "candidate": "after", "diff": "diff"}
 
 
 class DiffArgs(BaseModel):
-    image_id: str = Field(description="The image id miseru_push returned.")
+    image_id: str = Field(description="miseru_push が返した画像 id。")
     images: list[ImageKind] = Field(
         default_factory=lambda: list[ImageKind](["diff"]),
-        description="Images to return: baseline (as compared), candidate (this image), diff "
-        "(changed pixels red, size differences blue, masks gray). Default [diff].",
+        description="返す画像: baseline(比較した時点のベースライン)/ candidate(今回の画像)/ "
+        "diff(変化した画素を赤、サイズの違う領域を青、マスクを灰色)。既定は [diff]。",
     )
 
 
 class CommentArgs(BaseModel):
-    pr_number: int = Field(description="The pull request's number.")
+    pr_number: int = Field(description="対象 PR 番号。")
     repo: str | None = Repo
 
 
 class CloseArgs(BaseModel):
     context_key: str | None = ContextKey
     context_type: Literal["github_pr", "manual"] | None = Field(
-        None, description="github_pr or manual."
+        None, description="github_pr / manual。"
     )
     pr_number: int | None = PrNumber
     repo: str | None = Repo
     reason: Literal["merged", "closed", "manual"] = Field(
         "manual",
-        description="merged promotes the PR's baselines to the shared ones; closed and manual "
-        "(default) discard them.",
+        description="merged なら PR のベースラインを共有へ上げ、closed・manual(既定)なら捨てます。",
     )
 
 
 class DiffIdArg(BaseModel):
-    diff_id: str = Field(description="The diff id miseru_push or miseru_diff returned.")
+    diff_id: str = Field(description="miseru_push / miseru_diff が返した差分 id。")
 
 
 class ListBaselinesArgs(BaseModel):
     project: str | None = Field(
-        None, description="This key's project (its id or name); others, and none, are refused."
+        None, description="このキーのプロジェクト(id か名前)。ほか、および none はエラー。"
     )
-    cursor: str | None = Field(None, description="next_cursor of the previous page.")
+    cursor: str | None = Field(None, description="前の結果の next_cursor。続きを取るときに渡す。")
 
 
 class BaselineArg(BaseModel):
-    baseline_id: str = Field(description="The id miseru_list_baselines returned.")
+    baseline_id: str = Field(description="miseru_list_baselines が返した id。")

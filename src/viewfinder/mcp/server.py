@@ -9,6 +9,14 @@ from viewfinder.errors import InvalidInput
 from viewfinder.mcp import default, miseru, prompts, uiverify
 from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, register
 
+BASE_PATH = "/mcp"
+
+
+def path_of(profile: str) -> str:
+    """Where a profile is served over HTTP."""
+    return BASE_PATH if profile == "default" else f"{BASE_PATH}/{profile}"
+
+
 INSTRUCTIONS = {
     "default": (
         "Viewfinder compares screenshots with approved baselines. Typical loop: find the build "

@@ -3,8 +3,9 @@
 With VIEWFINDER_URL set, tool calls go to that server's HTTP endpoint (files named in
 arguments are read here, on the agent's machine, and sent up, and arguments a tool fills from
 the agent's environment or git checkout are filled here); without it, they run against
-the local embedded store. The key is read from VIEWFINDER_KEY at each call. stdout is the wire:
-logs go to stderr.
+the local embedded store, opened at the first call. The key is read from VIEWFINDER_KEY at
+each call. The Miseru profile also reads Miseru's own names, MISERU_API and MISERU_TOKEN, so a
+setup written for it works unchanged. stdout is the wire: logs go to stderr.
 """
 
 from __future__ import annotations
@@ -13,31 +14,44 @@ import base64
 import logging
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.to_thread
-import httpx2
 import mcp_types as types
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPError
+from mcp.server.stdio import stdio_server
 
 from viewfinder.errors import InvalidInput, Unauthenticated, Unavailable, ViewfinderError
-from viewfinder.mcp.http import path_of
-from viewfinder.mcp.server import build_server
+from viewfinder.mcp.inflight import CountingWriter, DrainingReader, Owed
+from viewfinder.mcp.server import build_server, path_of
 from viewfinder.mcp.tooling import CONNECT_HINT, Backend, LocalBackend, ToolSpec, tool_error
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
 
-KEY_VARIABLE = "VIEWFINDER_KEY"
 _MEDIA = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
 
 
-def env_key(_: Context) -> str | None:
-    return os.environ.get(KEY_VARIABLE) or None
+@dataclass(frozen=True)
+class Names:
+    """The environment variables a profile reads, Viewfinder's first."""
+
+    url: tuple[str, ...] = ("VIEWFINDER_URL",)
+    key: tuple[str, ...] = ("VIEWFINDER_KEY",)
+
+    def first(self, names: tuple[str, ...]) -> str | None:
+        return next((os.environ[n] for n in names if os.environ.get(n)), None)
+
+    def read_key(self, _: Context | None = None) -> str | None:
+        return self.first(self.key)
+
+
+NAMES = {
+    "miseru": Names(url=("VIEWFINDER_URL", "MISERU_API"), key=("VIEWFINDER_KEY", "MISERU_TOKEN"))
+}
 
 
 def file_as_data_url(value: Any) -> Any:
@@ -60,18 +74,25 @@ class RemoteBackend:
     """Carries each call to the server at ``url`` with the caller's key."""
 
     url: str
+    names: Names
 
     async def call(self, ctx: Context, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        key = env_key(ctx)
+        # The client side of MCP is imported by a proxy's first call, not by every start.
+        import httpx2
+        from mcp.client import Client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared.exceptions import MCPError
+
+        key = self.names.read_key(ctx)
         if not key:
             return tool_error(Unauthenticated(CONNECT_HINT))
-        if spec.local_args is not None:
-            arguments = await anyio.to_thread.run_sync(spec.local_args, arguments)
         try:
+            if spec.local_args is not None:
+                arguments = await anyio.to_thread.run_sync(spec.local_args, arguments)
             sent = {
                 k: file_as_data_url(v) if k in spec.file_args else v for k, v in arguments.items()
             }
-        except InvalidInput as exc:
+        except ViewfinderError as exc:
             return tool_error(exc)
         headers = {"Authorization": f"Bearer {key}"}
         refusals: list[ViewfinderError] = []
@@ -104,7 +125,7 @@ class RemoteBackend:
         return result
 
 
-def _server_refusal(response: httpx2.Response) -> ViewfinderError:
+def _server_refusal(response: Any) -> ViewfinderError:
     """The error a server's answer carries, in the one JSON error shape or as JSON-RPC."""
     try:
         body = response.json()
@@ -120,20 +141,67 @@ def _server_refusal(response: httpx2.Response) -> ViewfinderError:
     )
 
 
+class LocalStore:
+    """The embedded store, opened at the first call: starting the server stays quick, and a
+    key meant for a server never makes an empty store appear in the working directory."""
+
+    def __init__(self, settings: Settings, names: Names) -> None:
+        self.settings = settings
+        self.names = names
+        self.env: Env | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Env:
+        with self._lock:
+            if self.env is None:
+                self._refuse_a_servers_key()
+                self.env = Env.open(self.settings)
+            return self.env
+
+    def _refuse_a_servers_key(self) -> None:
+        local = self.settings.database_url is None
+        if local and not (self.settings.data_dir / "viewfinder.db").exists():
+            url = " or ".join(self.names.url)
+            key = next((n for n in self.names.key if os.environ.get(n)), self.names.key[0])
+            raise Unauthenticated(
+                f"{key} is set but not {url}, and there is no local store in "
+                f"{self.settings.data_dir.resolve()}: set {self.names.url[0]} to the Viewfinder "
+                "server the key belongs to (or run `viewfinder serve` here first to make a local "
+                "store and its keys)"
+            )
+
+    def close(self) -> None:
+        if self.env is not None:
+            self.env.close()
+
+
 def run(profile: str, settings: Settings) -> None:
-    """Serve the profile over stdio until the client closes it."""
+    """Serve the profile over stdio until the client closes it, answering every request read."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    remote = os.environ.get("VIEWFINDER_URL")
+    names = NAMES.get(profile, Names())
+    remote = names.first(names.url)
     backend: Backend
-    env: Env | None = None
+    store: LocalStore | None = None
     if remote:
-        backend = RemoteBackend(remote.rstrip("/") + path_of(profile))
+        backend = RemoteBackend(remote.rstrip("/") + path_of(profile), names)
     else:
-        env = Env.open(settings)
-        opened = env
-        backend = LocalBackend(lambda: opened, env_key, local_files=True)
+        store = LocalStore(settings, names)
+        backend = LocalBackend(store, names.read_key, local_files=True)
+    server = build_server(profile, backend)
+
+    async def serve() -> None:
+        # MCPServer.run("stdio") with the streams wrapped; the SDK has no public hook for it.
+        lowlevel = server._lowlevel_server
+        owed = Owed()
+        async with stdio_server() as (read, write):
+            await lowlevel.run(
+                DrainingReader(read, owed),
+                CountingWriter(write, owed),
+                lowlevel.create_initialization_options(),
+            )
+
     try:
-        build_server(profile, backend).run("stdio")
+        anyio.run(serve)
     finally:
-        if env is not None:
-            env.close()
+        if store is not None:
+            store.close()

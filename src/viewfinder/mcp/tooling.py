@@ -30,6 +30,7 @@ from pydantic import BaseModel, BeforeValidator, Field, TypeAdapter, ValidationE
 from pydantic_core import PydanticCustomError
 
 from viewfinder.errors import Internal, InvalidInput, Unauthenticated, ViewfinderError
+from viewfinder.mcp import lean
 from viewfinder.services import permissions, projects
 from viewfinder.services.env import Actor, Env
 
@@ -213,7 +214,10 @@ class LocalBackend:
 
     async def call(self, ctx: Context, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
         if self.local_files and spec.local_args is not None:
-            arguments = await anyio.to_thread.run_sync(spec.local_args, arguments)
+            try:
+                arguments = await anyio.to_thread.run_sync(spec.local_args, arguments)
+            except ViewfinderError as exc:
+                return tool_error(exc)
         try:
             args = spec.input.model_validate(arguments)
         except ValidationError as exc:
@@ -221,7 +225,10 @@ class LocalBackend:
         secret = self.key(ctx)
         if not secret:
             return tool_error(Unauthenticated(CONNECT_HINT))
-        environment = self.env()
+        try:
+            environment = await anyio.to_thread.run_sync(self.env)
+        except ViewfinderError as exc:  # a store that cannot be opened says why itself
+            return tool_error(exc)
         try:
             actor = await anyio.to_thread.run_sync(
                 functools.partial(projects.authenticate, environment, secret, as_agent=True)
@@ -309,3 +316,11 @@ def register(server: MCPServer, spec: ToolSpec, backend: Backend) -> None:
         meta=spec.meta or None,
         structured_output=True,
     )
+    # The SDK derives both schemas from the signature; what the list says is made lean here
+    # (the SDK offers no hook for it, so the registered tool is adjusted in place).
+    tool = server._tool_manager.get_tool(spec.name)
+    assert tool is not None
+    tool.parameters = lean.untitled(tool.parameters)
+    if tool.output_schema is not None:
+        output = lean.untitled(tool.output_schema)
+        tool.__dict__["output_schema"] = output if spec.read_only else lean.top_level(output)

@@ -14,8 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -102,6 +100,10 @@ class Database:
             self._migrate()
 
     def _migrate(self) -> None:
+        # alembic is imported only by the processes that migrate (a short-lived CLI doesn't).
+        from alembic import command
+        from alembic.config import Config
+
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.write_engine.connect() as connection:
