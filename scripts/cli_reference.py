@@ -44,6 +44,8 @@ COMMANDS = [
     ["pr-comment"],
     ["usage"],
     ["capture"],
+    ["github", "token"],
+    ["github", "comment"],
 ]
 
 

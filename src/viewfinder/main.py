@@ -14,6 +14,7 @@ from viewfinder.cli import (
     contexts,
     diff,
     diffs,
+    github,
     keys,
     push,
     upload,
@@ -51,6 +52,7 @@ app.command("expire")(contexts.expire)
 app.command("pr-comment")(contexts.pr_comment)
 app.command("usage")(contexts.usage)
 app.command("capture")(capture.capture)
+app.add_typer(github.app, name="github")
 
 
 @app.callback()

@@ -40,6 +40,11 @@ class Settings(BaseSettings):
     workers: int = Field(
         2, ge=0, description="Comparison worker processes `viewfinder serve` keeps running."
     )
+    github_api_url: str = Field(
+        "https://api.github.com",
+        description="GitHub's REST API, where commit statuses go for projects with a GitHub "
+        "token (GitHub Enterprise: https://HOST/api/v3).",
+    )
     max_image_bytes: int = Field(
         25 * 1024 * 1024, ge=1, description="Largest screenshot accepted, in bytes."
     )

@@ -151,8 +151,8 @@ def upload(
         str | None,
         typer.Option(
             metavar="OWNER/NAME",
-            help="The repository; with --pr, default VIEWFINDER_REPO, GITHUB_REPOSITORY or the "
-            "origin remote.",
+            help="The repository; default VIEWFINDER_REPO, GITHUB_REPOSITORY or the GitHub "
+            "origin remote (needed with --pr, and for commit statuses).",
             show_default=False,
         ),
     ] = None,
@@ -195,6 +195,10 @@ def upload(
         fail(f"no PNG files under {directory}: nothing to upload")
     if pr is not None:
         repo = repo_for_pr(repo)
+    else:  # a build that knows its repository can get a commit status
+        from viewfinder.plumbing.gitinfo import resolve_repo
+
+        repo = resolve_repo(repo)
     with Client(url, key) as client:
         # The key makes opening the build safe to retry: a retry after a lost answer gets the
         # build the first attempt opened.

@@ -37,7 +37,7 @@ def where_from() -> dict[str, Any]:
         ref = _PR_REF.match(os.environ.get("GITHUB_REF", ""))
         pr_text = ref.group(1) if ref else None
     pr = int(pr_text) if pr_text and pr_text.isdigit() else None
-    repo = gitinfo.resolve_repo(None) if pr is not None else None
+    repo = gitinfo.resolve_repo(None)
     return {"commit_sha": commit, "branch": branch, "repo": repo, "pr_number": pr}
 
 

@@ -45,6 +45,7 @@ OPERATIONS: dict[str, Needs] = {
     "list_baselines": _read("list baselines"),
     "get_pr_changeset": _read("read a pull request's changes"),
     "pr_comment": _read("write a pull request's comment body"),
+    "get_github": _read("see whether the project has a GitHub token"),
     # no key: the health check, and signed links (which carry their own authorisation)
     "health": Needs(None, "check that the server is up", public=True),
     "open_file": Needs(None, "open a signed file link", public=True),
@@ -76,6 +77,7 @@ OPERATIONS: dict[str, Needs] = {
     ),
     # administering
     "update_project": Needs("admin", "change the project's settings"),
+    "set_github": Needs("admin", "set the project's GitHub token"),
     "set_quota": Needs("admin", "change the storage quota"),
     "list_keys": Needs("admin", "list keys"),
     "create_key": Needs("admin", "create keys"),

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput
-from viewfinder.services import baselines, builds, diffs, permissions
+from viewfinder.services import baselines, builds, commit_status, diffs, permissions
 from viewfinder.services.baselines import BaselineRecord
 from viewfinder.services.builds.records import StoryRecord
 from viewfinder.services.diffs import DiffRecord
@@ -73,6 +73,7 @@ def _approve_row(s: Session, actor: Actor, row: Comparison, *, approving: bool =
     row.decision = "accepted"
     row.decided_at = row.decided_at or utcnow()
     row.decided_by = row.decided_by or actor.key_id
+    commit_status.decided(s, row)
     return base
 
 
@@ -91,6 +92,7 @@ def _decide(s: Session, actor: Actor, row: Comparison, decision: str) -> Baselin
     row.decided_at = utcnow()
     row.decided_by = actor.key_id
     row.decision_from = None
+    commit_status.decided(s, row)
     return moved
 
 

@@ -69,6 +69,8 @@ class Project(Base):
     # Pairs whose every difference is rendering noise are not "changed".
     ignore_noise: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # For commit statuses: sealed with the server's secret (services/signing.py), never shown.
+    github_token: Mapped[str | None] = mapped_column(Text)
 
 
 class ApiKey(Base):

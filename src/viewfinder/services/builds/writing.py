@@ -15,6 +15,7 @@ from viewfinder.ids import new_id
 from viewfinder.jobs import registry
 from viewfinder.services import (
     baselines,
+    commit_status,
     comparisons,
     contexts,
     diffs,
@@ -78,6 +79,7 @@ def _complete(s: Session, build: Build) -> None:
     build.status = "done"
     build.completed_at = utcnow()
     build.verdict = verdict_of(counts(s, build.id))
+    commit_status.build_changed(s, build)
 
 
 def create_build(
@@ -144,6 +146,7 @@ def create_build(
         )
         s.add(build)
         s.flush()
+        commit_status.build_changed(s, build)
         return build_record(env, s, build)
 
 
@@ -287,6 +290,7 @@ def finalize_build(env: Env, actor: Actor, build_id: str) -> BuildRecord:
         )
         if pending:
             build.status = "comparing"
+            commit_status.build_changed(s, build)
         else:
             _complete(s, build)
         s.flush()
