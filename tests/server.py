@@ -90,7 +90,7 @@ class Server:
     def json(self, *args: str | Path, key: str | None = "admin", code: int = 0, **env: str) -> Any:
         """Run with --json, expect exit ``code``, and return the parsed record."""
         done = self.run(*args, "--json", key=key, **env)
-        assert done.returncode == code, done.stderr
+        assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
         return json.loads(done.stdout)
 
 

@@ -109,10 +109,15 @@ class Job:
 
 
 async def shoot_page(
-    spares: Spares, url: str, viewport: Viewport, job: Job, full_page: bool
+    spares: Spares,
+    url: str,
+    viewport: Viewport,
+    job: Job,
+    full_page: bool,
+    ready: str | None = None,
 ) -> Shot:
-    """A page at one viewport. Raises CaptureFailed, or AddressRefused for a redirect to a
-    refused address."""
+    """A page at one viewport (``ready``: see capture_url). Raises CaptureFailed, or
+    AddressRefused for a redirect to a refused address."""
     from playwright.async_api import Error
 
     visited: list[str] = []
@@ -125,6 +130,10 @@ async def shoot_page(
         response = await tab.goto(url, wait_until="commit", timeout=job.clock.left_ms())
         notes = _document_notes(response, fresh.gate)
         await _wait_for_load(tab, fresh.gate, job.clock, broken)
+        if ready is not None:
+            failed = await tab.evaluate(ready)
+            if failed:
+                raise CaptureFailed(str(failed))
         return await _finish(fresh, viewport, job, "page", full_page, notes, "light")
     except Error as exc:
         raise _failure(exc, fresh.gate, visited, job.clock) from None

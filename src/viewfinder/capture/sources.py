@@ -53,10 +53,15 @@ def capture_url(
     full_page: bool = False,
     accessibility: bool = True,
     on_failure: OnFailure = "placeholder",
+    ready: str | None = None,
 ) -> list[Shot]:
     """Screenshots of a web page, one per viewport (desktop 1280x800 and mobile 375x812 at
     device scale 2 by default), the whole page when ``full_page`` (cut at the policy's
     height), with DOM snapshot, boxes and (with ``accessibility``) axe-core's violations.
+
+    ``ready``, a JavaScript function's source, is awaited in the page once it has loaded: it
+    resolves to null when the page is ready to be photographed (an app that renders after
+    load), or to a sentence saying why the page failed, which fails the shot with it.
 
     The URL is checked first: a refused address or a URL that is not one raises
     AddressRefused or InvalidInput whatever ``on_failure`` says. A shot that fails later
@@ -75,7 +80,7 @@ def capture_url(
         job = Job(policy, Clock(policy.timeout), Accessibility(script, labels[0]))
         return _all(
             [
-                (v.label, partial(shoot_page, spares, target.url, v, job, full_page))
+                (v.label, partial(shoot_page, spares, target.url, v, job, full_page, ready))
                 for v in viewports
             ],
             job,

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from viewfinder.cli import storybook
 from viewfinder.cli.client import (
     DEFAULT_URL,
     Client,
@@ -22,6 +23,7 @@ from viewfinder.cli.client import (
 )
 from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, print_json, repo_for_pr
 from viewfinder.cli.render import counts_line, progress
+from viewfinder.cli.storybook import Captured
 
 
 def find_stories(directory: Path) -> list[tuple[str, Path]]:
@@ -130,6 +132,46 @@ def _wait_done(client: Client, build_id: str, timeout: float) -> dict[str, Any]:
             time.sleep(min(delay, left))
 
 
+def _capture_storybook(directory: Path, glob: str | None, sizes: list[str]) -> list[Captured]:
+    viewports = []
+    for size in sizes or ["1280x800"]:
+        width, _, height = size.partition("x")
+        if not (
+            width.isdigit() and height.isdigit() and 0 < int(width) <= 10000 >= int(height) > 0
+        ):
+            fail(f"--storybook-viewport {size!r} is not WIDTHxHEIGHT (e.g. 1280x800)")
+        viewports.append((int(width), int(height)))
+    try:
+        chosen = storybook.choose(storybook.read_index(directory), glob)
+        with progress() as bar:
+            task = bar.add_task("capturing", total=len(chosen) * len(viewports))
+            captured = []
+            for shot in storybook.capture(directory, chosen, viewports):
+                captured.append(shot)
+                bar.advance(task)
+    except ClientError as exc:
+        fail(exc.message)
+    for shot in captured:
+        if shot.failure:
+            typer.echo(f"  {shot.name}: failed: {shot.failure}", err=True)
+    return captured
+
+
+def _upload_captured(client: Client, build_id: str, captured: list[Captured]) -> None:
+    for shot in captured:
+        params = {"name": shot.name} | ({"failure": shot.failure} if shot.failure else {})
+        try:
+            client.request(
+                "PUT",
+                f"/builds/{segment(build_id)}/stories",
+                params=params,
+                content=shot.png,
+                retry=True,  # the same bytes under the same name are stored once
+            )
+        except ClientError as exc:
+            raise ClientError(f"{exc.message} (uploading {shot.name})") from None
+
+
 def _summary(build: dict[str, Any]) -> dict[str, Any]:
     keys = ("status", "verdict", "counts")
     return {"build_id": build["id"], "url": build["url"], **{k: build[k] for k in keys}}
@@ -181,18 +223,51 @@ def upload(
         int,
         typer.Option(metavar="N", help="Batches of stories uploaded in parallel.", min=1, max=64),
     ] = 3,
+    storybook: Annotated[
+        bool,
+        typer.Option(
+            "--storybook",
+            help="DIR is a Storybook static build: capture its stories (named "
+            "title/name@WxH) and upload them.",
+        ),
+    ] = False,
+    stories_glob: Annotated[
+        str | None,
+        typer.Option(
+            "--stories",
+            metavar="GLOB",
+            help="With --storybook: only the stories whose title/name matches, e.g. 'Form/*'.",
+            show_default=False,
+        ),
+    ] = None,
+    storybook_viewports: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--storybook-viewport",
+            metavar="WxH",
+            help="With --storybook: a viewport to capture each story at (repeatable; default "
+            "1280x800).",
+            show_default=False,
+        ),
+    ] = None,
     url: UrlOption = DEFAULT_URL,
     key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Upload a build: every PNG under DIR, compared with the approved baselines.
+    """Upload a build: every PNG under DIR (or, with --storybook, every story of the Storybook
+    static build in DIR, captured), compared with the approved baselines.
 
     With --wait: exit 0 when nothing changed (new stories are not changes), 1 on changes or
     failed comparisons, 2 on errors.
     """
-    stories = find_stories(directory)
-    if not stories:
-        fail(f"no PNG files under {directory}: nothing to upload")
+    captured: list[Captured] = []
+    if storybook:
+        captured = _capture_storybook(directory, stories_glob, storybook_viewports or [])
+        stories: list[tuple[str, Path]] = []
+    else:
+        stories = find_stories(directory)
+        if not stories:
+            fail(f"no PNG files under {directory}: nothing to upload")
     if pr is not None:
         repo = repo_for_pr(repo)
     else:  # a build that knows its repository can get a commit status
@@ -210,7 +285,10 @@ def upload(
             retry=True,
         )
         build_id = build["id"]
-        _upload_all(client, build_id, stories, viewport, concurrency)
+        if captured:
+            _upload_captured(client, build_id, captured)
+        else:
+            _upload_all(client, build_id, stories, viewport, concurrency)
         build = client.post(f"/builds/{segment(build_id)}/finalize", retry=True)
         if wait_for and build["status"] != "done":
             build = _wait_done(client, build_id, timeout)
@@ -224,7 +302,7 @@ def upload(
         if build["verdict"] != "unchanged":
             typer.echo(f"  details: viewfinder build {build_id}")
     else:
-        typer.echo(f"build {build_id}: {len(stories)} stories uploaded, comparing")
+        typer.echo(f"build {build_id}: {len(stories) or len(captured)} stories uploaded, comparing")
         typer.echo(f"  {build['url']}")
         typer.echo(f"  follow it: viewfinder build {build_id}")
     if not wait_for:

@@ -194,6 +194,15 @@ def request(
     jobs.enqueue(s, COMPARE_JOB, row.id)
 
 
+def fail_at_once(s: Session, row: Comparison, reason: str) -> None:
+    """A comparison that cannot be made, said by whoever asked for it (the screenshot itself
+    could not be taken): failed with the reason, no job, no baseline."""
+    s.add(row)
+    row.state = "failed"
+    row.failure_reason = reason
+    row.completed_at = max(utcnow(), row.requested_at or utcnow())
+
+
 def settle_unpaired(s: Session, row: Comparison) -> None:
     """A comparison with nothing to compare with (a first image): done, unchanged."""
     s.add(row)

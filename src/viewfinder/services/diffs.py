@@ -131,6 +131,26 @@ def request(
     return row
 
 
+def failed(
+    s: Session,
+    actor: Actor,
+    image: Image,
+    reason: str,
+    *,
+    context: Context | None,
+    owner_kind: str,
+    owner_id: str,
+    build_id: str | None = None,
+) -> Comparison:
+    """A diff of an image that is only a placeholder for a screenshot that could not be taken
+    (``reason`` says why): failed at once, never compared, never a baseline."""
+    row = comparisons.new_row(actor, image, owner_kind=owner_kind, owner_id=owner_id)
+    row.build_id = build_id
+    row.context_id = context.id if context else None
+    comparisons.fail_at_once(s, row, reason)
+    return row
+
+
 def register(
     s: Session, actor: Actor, row: Comparison, context: Context | None, *, none_current: bool
 ) -> None:

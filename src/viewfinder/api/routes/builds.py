@@ -17,6 +17,7 @@ from viewfinder.api.fields import (
     PrQuery,
     Repo,
     line,
+    text,
 )
 from viewfinder.errors import InvalidInput
 from viewfinder.plumbing.bodies import Body
@@ -136,10 +137,27 @@ async def upload_story(
     variant: Annotated[
         str | None, Query(description="Viewport WIDTHxHEIGHT.", json_schema_extra=VIEWPORT)
     ] = None,
+    failure: Annotated[
+        str | None,
+        Query(
+            description="The screenshot could not be taken, and this says why: the body is a "
+            "placeholder image, and the story is failed with this reason instead of compared.",
+            json_schema_extra=text(builds.FAILURE_MAX),
+        ),
+    ] = None,
 ) -> StoryRecord:
     """Upload one story's PNG (the request body) and request its comparison."""
     data = await read_body(request, env.settings.max_image_bytes)
-    return await call(builds.add_story, env, actor, build_id, name=name, variant=variant, data=data)
+    return await call(
+        builds.add_story,
+        env,
+        actor,
+        build_id,
+        name=name,
+        variant=variant,
+        data=data,
+        failure=failure,
+    )
 
 
 BATCH_BODY = {

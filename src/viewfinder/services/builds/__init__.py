@@ -19,6 +19,7 @@ from viewfinder.services.builds.reading import (
     story_records,
 )
 from viewfinder.services.builds.writing import (
+    FAILURE_MAX,
     MAX_BATCH,
     RANKS,
     StoryUpload,
@@ -37,6 +38,7 @@ __all__ = [
     "BUILDS_DEFAULT",
     "BUILDS_MAX",
     "BUILD_STATUSES",
+    "FAILURE_MAX",
     "LISTED_STATES",
     "MAX_BATCH",
     "RANKS",

@@ -237,6 +237,7 @@ def story_records(env: Env, s: Session, stories: list[Story]) -> list[StoryRecor
                 changed_pixels=diff.changed_pixels if diff else None,
                 verdict=comparisons.verdict(diff) if diff else None,
                 summary=diff.analysis.get("summary") if diff and diff.analysis else None,
+                failure_reason=diff.failure_reason if diff else None,
                 decision=diff.decision if diff and st.state in diffs.REVIEWABLE else None,
                 open_threads=int(threads.get(st.comparison_id or "", 0)),
                 urls=Urls(

@@ -28,6 +28,9 @@ class StoryRecord(Record):
     changed_pixels: int | None
     verdict: Verdict | None = None
     summary: str | None = Field(None, description="The analysis in one line.")
+    failure_reason: str | None = Field(
+        None, description="Why it failed: its comparison, or its capture (a placeholder image)."
+    )
     decision: Decision | None
     open_threads: int
     urls: Urls

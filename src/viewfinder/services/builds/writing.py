@@ -155,16 +155,28 @@ class StoryUpload:
     name: str
     variant: str | None
     data: bytes
+    # Set when the screenshot could not be taken: ``data`` is a placeholder saying why, and
+    # the story is failed with this reason instead of compared.
+    failure: str | None = None
 
 
 MAX_BATCH = 200
+FAILURE_MAX = 2000  # characters of a failed screenshot's reason
 
 
 def add_story(
-    env: Env, actor: Actor, build_id: str, *, name: str, variant: str | None, data: bytes
+    env: Env,
+    actor: Actor,
+    build_id: str,
+    *,
+    name: str,
+    variant: str | None,
+    data: bytes,
+    failure: str | None = None,
 ) -> StoryRecord:
-    """Upload one story's screenshot; see add_stories."""
-    return add_stories(env, actor, build_id, [StoryUpload(name, variant, data)])[0]
+    """Upload one story's screenshot (or, with ``failure``, the placeholder of one that could
+    not be taken); see add_stories."""
+    return add_stories(env, actor, build_id, [StoryUpload(name, variant, data, failure)])[0]
 
 
 def add_stories(
@@ -179,11 +191,16 @@ def add_stories(
         raise InvalidInput(f"send 1 to {MAX_BATCH} stories at a time (got {len(uploads)})")
     known = images.known_blobs(env, (u.data for u in uploads))
     checked: list[tuple[str, str, images.CheckedFile]] = []
+    failures: dict[tuple[str, str], str] = {}
     for upload in uploads:
         name = images.check_name(upload.name)
         variant = images.check_viewport(upload.variant)
         what = f"story {name!r}"
         checked.append((name, variant, images.check_png(env, upload.data, what=what, known=known)))
+        if upload.failure is not None:
+            failures[(name, variant)] = check_text(
+                "failure", upload.failure, maximum=FAILURE_MAX, multiline=True
+            )
     keys = [(name, variant) for name, variant, _ in checked]
     if len(set(keys)) != len(keys):
         raise InvalidInput("the same story name and variant appears twice in one upload")
@@ -191,7 +208,7 @@ def add_stories(
         _get_build(s, actor, build_id)
     claimed = storage.claim(env, actor.project_id, [f for _, _, f in checked])
     try:
-        return _insert_stories(env, actor, build_id, checked, keys)
+        return _insert_stories(env, actor, build_id, checked, keys, failures)
     except BaseException:
         storage.forget(env, claimed)
         raise
@@ -203,6 +220,7 @@ def _insert_stories(
     build_id: str,
     checked: list[tuple[str, str, images.CheckedFile]],
     keys: list[tuple[str, str]],
+    failures: dict[tuple[str, str], str],
 ) -> list[StoryRecord]:
     with env.db.write() as s:
         build = _get_build(s, actor, build_id, lock="share")
@@ -234,17 +252,29 @@ def _insert_stories(
         for image in rows:
             key = (image.name, image.variant)
             story_id = new_id("sty")
-            diff = diffs.request(
-                s,
-                actor,
-                image,
-                context=context,
-                owner_kind="story",
-                owner_id=story_id,
-                build_id=build.id,
-                known=known.get(key),
-                register_now=False,
-            )
+            if key in failures:
+                diff = diffs.failed(
+                    s,
+                    actor,
+                    image,
+                    failures[key],
+                    context=context,
+                    owner_kind="story",
+                    owner_id=story_id,
+                    build_id=build.id,
+                )
+            else:
+                diff = diffs.request(
+                    s,
+                    actor,
+                    image,
+                    context=context,
+                    owner_kind="story",
+                    owner_id=story_id,
+                    build_id=build.id,
+                    known=known.get(key),
+                    register_now=False,
+                )
             made[key] = Story(
                 id=story_id,
                 project_id=actor.project_id,
