@@ -147,6 +147,10 @@ def test_the_action_uploads_comments_and_merges_while_the_commit_status_follows_
                 lambda: gh.statuses_of(HEAD)[-1:] == [("success", "1 change(s) accepted")],
                 "the PR's success",
             )
+            # pending while comparing (the server's one worker takes the status job, queued
+            # when the build opened, before the comparisons), then failure, then success.
+            states = [state for state, _ in gh.statuses_of(HEAD)]
+            assert states[0] == "pending" and states.index("failure") < len(states) - 1
 
             # Merging promotes the PR's baselines to the shared ones.
             merged = action("close", event(gh.url, HEAD, pr | {"merged": True}), "admin")
