@@ -44,6 +44,9 @@ COMMANDS = [
     ["pr-comment"],
     ["usage"],
     ["capture"],
+    ["deploy"],
+    ["sessions"],
+    ["session"],
 ]
 
 
