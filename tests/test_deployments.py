@@ -260,10 +260,10 @@ def test_container_builds_are_refused_with_the_reason_when_no_runtime_works(
 ) -> None:
     auth = {"Authorization": f"Bearer {keys.secrets['ci']}"}
     answer = client.post("/api/v1/deployments/containers/uploads", headers=auth)
-    assert answer.status_code == 503
+    assert answer.status_code == 409
     assert "no container runtime is configured" in answer.json()["error"]["message"]
     assert "VIEWFINDER_CONTAINER_RUNTIME=docker" in answer.json()["error"]["message"]
-    with pytest.raises(Unavailable, match="no container runtime"):
+    with pytest.raises(Conflict, match="no container runtime"):
         deployments.register_container_build(env, keys.ci, "upl_x", SHA)
 
     def with_runtime(runtime: str) -> Env:

@@ -30,6 +30,9 @@ from viewfinder.store.models import Project, utcnow
 from viewfinder.store.recorded import RecordedSession, SessionBatch, SessionUrl
 
 CLIENT_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_PORT = r"([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+ORIGIN_PATTERN = rf"^https?://[A-Za-z0-9]([A-Za-z0-9.-]{{0,252}})(:{_PORT})?/?$"
+ORIGIN_MAX = 300
 MAX_BATCH_SEQ = 1_000_000
 MAX_ORIGINS = 50
 # A session that sent nothing for this long is complete (a visitor never says goodbye).
@@ -106,7 +109,8 @@ def _record(row: RecordedSession, now: datetime, include: set[str]) -> SessionRe
 
 def normalise_origin(origin: str) -> str:
     """``scheme://host[:port]`` in lower case, default ports left out. Raises InvalidInput."""
-    parts = urlsplit(origin.strip()) if isinstance(origin, str) else None
+    text = origin if isinstance(origin, str) and len(origin) <= ORIGIN_MAX else ""
+    parts = urlsplit(text) if re.match(ORIGIN_PATTERN, text) else None
     if (
         parts is None
         or parts.scheme not in ("http", "https")
