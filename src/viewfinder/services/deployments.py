@@ -21,11 +21,12 @@ from typing import Any, Literal
 
 import httpx
 from pydantic import Field
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from viewfinder.capture.policy import Policy
 from viewfinder.errors import Conflict, InvalidInput, NotFound, Unavailable
 from viewfinder.ids import new_id, well_formed
+from viewfinder.jobs import registry
 from viewfinder.replay.bundle import BundleLimits, check_zip, unpack
 from viewfinder.replay.static import Rewrite, StaticServer, check_rewrites
 from viewfinder.services import permissions, storage
@@ -36,6 +37,9 @@ from viewfinder.store.models import utcnow
 from viewfinder.store.recorded import Deployment, DeploymentUpload
 
 UPLOAD_PURPOSE = "deployment-upload"
+# An upload asked for and never registered is forgotten this long after its URL expired (its
+# zip, no longer referenced, is then swept with other unreferenced blobs).
+UPLOAD_KEPT = timedelta(hours=1)
 CONTAINER_START_SECONDS = 60.0
 
 
@@ -502,3 +506,18 @@ def _wait_healthy(url: str) -> None:
                 f"the container did not answer {url} within {CONTAINER_START_SECONDS:.0f} s"
             )
         time.sleep(0.25)
+
+
+def expire_uploads(env: Env) -> int:
+    """Forget uploads never registered whose URL expired over UPLOAD_KEPT ago; how many."""
+    with env.db.write() as s:
+        done = s.execute(
+            delete(DeploymentUpload).where(
+                DeploymentUpload.state != "registered",
+                DeploymentUpload.expires_at < utcnow() - UPLOAD_KEPT,
+            )
+        )
+        return int(done.rowcount or 0)  # type: ignore[attr-defined]
+
+
+registry.register_periodic(registry.Periodic("expire-uploads", 600.0, expire_uploads))
