@@ -427,3 +427,20 @@ def test_the_recorder_is_served_with_the_sample_rate_of_the_settings(client: Tes
     assert "var SAMPLE_RATE = 1.0;" in answer.text
     assert "var SAMPLE_RATE = 0.25;" in recorder_script(0.25)
     assert "var SAMPLE_RATE = 0.0;" in recorder_script(-3)
+
+
+def test_an_admin_can_forget_a_session_and_everything_it_sent(
+    env: Env, keys: Keys, record_key: str, client: TestClient
+) -> None:
+    session_id = send(client, record_key, first_batch()).json()["session_id"]
+    send(client, record_key, second_batch())
+    kept = send(client, record_key, first_batch("tab-other-00001")).json()["session_id"]
+    refused = client.delete(
+        f"/api/v1/sessions/{session_id}", headers={"Authorization": f"Bearer {keys.secrets['ci']}"}
+    )
+    assert refused.status_code == 403 and "'admin' role" in refused.json()["error"]["message"]
+    admin = {"Authorization": f"Bearer {keys.secrets['admin']}"}
+    assert client.delete(f"/api/v1/sessions/{session_id}", headers=admin).status_code == 204
+    assert stored(env) == (1, 1)
+    assert [s.id for s in sessions.list_sessions(env, keys.agent).sessions] == [kept]
+    assert client.delete(f"/api/v1/sessions/{session_id}", headers=admin).status_code == 404

@@ -95,6 +95,8 @@ OPERATIONS: dict[str, Needs] = {
     "list_keys": Needs("admin", "list keys"),
     "create_key": Needs("admin", "create keys"),
     "revoke_key": Needs("admin", "revoke keys"),
+    # a visitor who asks to be forgotten
+    "delete_session": Needs("admin", "delete recorded sessions"),
 }
 
 

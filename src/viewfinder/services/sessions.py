@@ -17,7 +17,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field
-from sqlalchemy import exists, select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from viewfinder.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
@@ -510,3 +510,16 @@ def get_session_data(env: Env, actor: Actor, session_id: str) -> SessionData:
         network=recording.network_summary(),
         urls=[u.url for u in recording.urls],
     )
+
+
+def delete_session(env: Env, actor: Actor, session_id: str) -> None:
+    """Forget a recorded session and everything it sent (a visitor asked to be forgotten).
+    Replays already made of it keep their screenshots; it is never replayed again. Raises
+    Forbidden (admin role), NotFound."""
+    permissions.require(actor, "delete_session")
+    with env.db.write() as s:
+        row = _session(s, actor, session_id)
+        # Children first: SQLite enforces no ON DELETE CASCADE without its foreign-key pragma.
+        s.execute(delete(SessionBatch).where(SessionBatch.session_id == row.id))
+        s.execute(delete(SessionUrl).where(SessionUrl.session_id == row.id))
+        s.delete(row)

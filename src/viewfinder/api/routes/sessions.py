@@ -142,6 +142,13 @@ async def get_session(session_id: str, env: EnvDep, actor: ActorDep) -> SessionD
     return await call(sessions.get_session_data, env, actor, session_id)
 
 
+@router.delete("/sessions/{session_id}", status_code=204, **op("delete_session"))
+async def delete_session(session_id: str, env: EnvDep, actor: ActorDep) -> Response:
+    """Forget a recorded session and all it sent (admin role)."""
+    await call(sessions.delete_session, env, actor, session_id)
+    return Response(status_code=204)
+
+
 @router.get("/sessions/{session_id}/recording", **op("get_session"))
 async def get_recording(session_id: str, env: EnvDep, actor: ActorDep) -> dict[str, Any]:
     """The session's whole recording (the recording format, version 1)."""
