@@ -444,3 +444,20 @@ def test_an_admin_can_forget_a_session_and_everything_it_sent(
     assert stored(env) == (1, 1)
     assert [s.id for s in sessions.list_sessions(env, keys.agent).sessions] == [kept]
     assert client.delete(f"/api/v1/sessions/{session_id}", headers=admin).status_code == 404
+
+
+def test_batches_of_a_new_session_sent_at_once_make_one_session(
+    env: Env, keys: Keys, record_key: str
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    actor = projects.authenticate(env, record_key, recording=True)
+    later = [second_batch("tab-race-000001") | {"seq": seq} for seq in range(1, 8)]
+    batches = [json.dumps(b).encode() for b in [first_batch("tab-race-000001"), *later]]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda raw: sessions.ingest(env, actor, raw, origin=APP), batches))
+    assert len({r.session_id for r in results}) == 1
+    assert all(r.stored for r in results)
+    assert stored(env) == (1, 8)
+    data = sessions.get_session_data(env, keys.agent, results[0].session_id)
+    assert len(data.user_flow) == 2 + 3 * 7  # every batch, whichever came first
