@@ -46,6 +46,9 @@ COMMANDS = [
     ["capture"],
     ["github", "token"],
     ["github", "comment"],
+    ["deploy"],
+    ["sessions"],
+    ["session"],
 ]
 
 

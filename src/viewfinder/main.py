@@ -12,11 +12,13 @@ from viewfinder.cli import (
     capture,
     comments,
     contexts,
+    deploy,
     diff,
     diffs,
     github,
     keys,
     push,
+    sessions,
     upload,
 )
 from viewfinder.cli.client import ClientError
@@ -53,6 +55,9 @@ app.command("pr-comment")(contexts.pr_comment)
 app.command("usage")(contexts.usage)
 app.command("capture")(capture.capture)
 app.add_typer(github.app, name="github")
+app.command("deploy")(deploy.deploy)
+app.command("sessions")(sessions.sessions)
+app.command("session")(sessions.session)
 
 
 @app.callback()

@@ -11,6 +11,7 @@ def register() -> None:
         builds,
         comparisons,
         contexts,
+        deployments,
         github,
         pushes,
         storage,

@@ -68,6 +68,8 @@ class Project(Base):
     quota_bytes: Mapped[int | None] = mapped_column(BigInteger)
     # Pairs whose every difference is rendering noise are not "changed".
     ignore_noise: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
+    # Origins whose pages may send recorded sessions (["https://app.example"]); null: any.
+    record_origins: Mapped[list[Any] | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # For commit statuses: sealed with the server's secret (services/signing.py), never shown.
     github_token: Mapped[str | None] = mapped_column(Text)
@@ -368,3 +370,8 @@ class Job(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
+
+
+# Session replays' tables live beside these, in their own module; importing it here makes them
+# part of Base.metadata wherever the models are.
+from viewfinder.store import recorded as _recorded  # noqa: E402, F401
