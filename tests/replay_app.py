@@ -8,7 +8,7 @@ change it the way a new build would::
     base        the app as recorded
     regressed   the "Add item" button turns red and its label changes (a visual regression)
     network     the list also calls /api/stats, which no recording has (network differs)
-    flaky       a banner whose colour depends on real, unpinned timing (a flake)
+    flaky       a line of digits from crypto.getRandomValues, unpinned (a flake)
 
 Tests and bench/replays.py use it::
 
@@ -130,9 +130,10 @@ start();
 
 STATS = """fetch("/api/stats").then((r) => r.status === 200 ? r.json() : null)
     .then((s) => { if (s === null) console.error("stats are unavailable"); });"""
-FLAKY = """<div id="flaky" style="width:200px;height:20px"></div>
-<script>const seen = performance.timeOrigin % 2 < 1;
-document.getElementById("flaky").style.background = seen ? "#cf222e" : "#1a7f37";</script>"""
+# Randomness no replay pins (the seeded Math.random aside): every load shows other digits.
+FLAKY = """<p id="flaky"></p><script>
+document.getElementById("flaky").textContent = crypto.getRandomValues(new Uint32Array(1))[0];
+</script>"""
 
 VARIANTS = ("base", "regressed", "network", "flaky")
 
@@ -281,3 +282,25 @@ def shopping_json(extra_steps: int = 0) -> dict[str, Any]:
 
 def shopping_session(extra_steps: int = 0) -> Recording:
     return Recording.from_json(shopping_json(extra_steps))
+
+
+def about_json() -> dict[str, Any]:
+    """A session that only reads the About page and goes back."""
+    events = [
+        {
+            "seq": 0,
+            "t": 300,
+            "type": "scroll",
+            "selectors": [],
+            "box": None,
+            "scroll": {"x": 0, "y": 40},
+        },
+    ]
+    return {
+        "version": 1,
+        "startUrl": APP_ORIGIN + "/about.html",
+        "viewport": {"width": 800, "height": 600},
+        "events": events,
+        "network": [],
+        "urls": [{"t": 0, "url": APP_ORIGIN + "/about.html"}],
+    }

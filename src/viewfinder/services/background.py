@@ -8,3 +8,4 @@ from __future__ import annotations
 def register() -> None:
     """Import every service that owns background work (each registers itself on import)."""
     from viewfinder.services import builds, comparisons, contexts, pushes, storage  # noqa: F401
+    from viewfinder.services.testruns import work  # noqa: F401

@@ -45,6 +45,8 @@ OPERATIONS: dict[str, Needs] = {
     "list_baselines": _read("list baselines"),
     "get_pr_changeset": _read("read a pull request's changes"),
     "pr_comment": _read("write a pull request's comment body"),
+    "read_test_runs": _read("read test runs"),
+    "submit_feedback": _read("send feedback"),
     # no key: the health check, and signed links (which carry their own authorisation)
     "health": Needs(None, "check that the server is up", public=True),
     "open_file": Needs(None, "open a signed file link", public=True),
@@ -55,6 +57,8 @@ OPERATIONS: dict[str, Needs] = {
     "finalize_build": Needs("upload", "upload screenshots"),
     "push": Needs("upload", "push screenshots"),
     "compare_images": Needs("upload", "compare images"),
+    "trigger_test_run": Needs("upload", "trigger test runs"),
+    "report_check": Needs("upload", "report a test run's custom checks"),
     "set_policy": Needs("upload", "set a context's expiry policy"),
     # expiring stops a delivery: the role that pushes (or approve, which implies it not, so
     # both are named in the refusal's advice) and never a review-only key
@@ -78,6 +82,7 @@ OPERATIONS: dict[str, Needs] = {
     "update_project": Needs("admin", "change the project's settings"),
     "set_quota": Needs("admin", "change the storage quota"),
     "list_keys": Needs("admin", "list keys"),
+    "list_feedback": Needs("admin", "read the feedback sent to this server"),
     "create_key": Needs("admin", "create keys"),
     "revoke_key": Needs("admin", "revoke keys"),
 }

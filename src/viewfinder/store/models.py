@@ -366,3 +366,7 @@ class Job(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
+
+
+# The test-run tables live in their own module; importing it registers them on Base.
+from viewfinder.store import replay_models as _replay_models  # noqa: E402, F401
