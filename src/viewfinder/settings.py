@@ -142,6 +142,53 @@ class Settings(BaseSettings):
         "hints; default: the copy `make install` puts in src/viewfinder/capture/assets/.",
     )
 
+    record_sample_rate: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="Share of visitors' sessions recorder.js records (0 to 1), decided once per "
+        "browser tab.",
+    )
+    record_max_session_bytes: int = Field(
+        5 * 1024 * 1024,
+        ge=1024,
+        description="Most bytes of batches one recorded session may send; later batches are "
+        "refused (413) and the session is kept as it was.",
+    )
+    record_max_batch_bytes: int = Field(
+        512 * 1024,
+        ge=1024,
+        description="Largest batch recorder.js may send at once, in bytes.",
+    )
+    deploy_max_zip_bytes: int = Field(
+        200 * 1024 * 1024,
+        ge=1024,
+        description="Largest zipped static build accepted as a deployment, in bytes.",
+    )
+    deploy_max_unpacked_bytes: int = Field(
+        1024 * 1024 * 1024,
+        ge=1024,
+        description="Most bytes a static build's zip may unpack to (zip bombs are refused).",
+    )
+    deploy_max_files: int = Field(
+        20_000, ge=1, description="Most files a static build's zip may hold."
+    )
+    deploy_max_ratio: int = Field(
+        200,
+        ge=10,
+        description="Highest compression ratio a file in a static build's zip may have; more is "
+        "taken for a zip bomb.",
+    )
+    deploy_upload_ttl_seconds: int = Field(
+        3600, ge=60, description="How long an upload URL of a deployment stays valid, in seconds."
+    )
+    container_runtime: str | None = Field(
+        None,
+        description="The container runtime that runs container deployments (`docker`, or "
+        "the path of a docker-compatible CLI such as podman); unset: container deployments are "
+        "refused.",
+    )
+
     def deployment_problems(self) -> list[str]:
         """Settings several nodes could not share, each with its fix (empty when fine). On
         SQLite every process is on this machine, so nothing needs sharing."""

@@ -61,14 +61,14 @@ EnvDep = Annotated[Env, Depends(get_env)]
 ActorDep = Annotated[Actor, Depends(get_actor)]
 
 
-def _raw_body(*media_types: str) -> dict[str, Any]:
+def raw_body(*media_types: str) -> dict[str, Any]:
     binary = {"schema": {"type": "string", "format": "binary"}}
     return {"requestBody": {"required": True, "content": dict.fromkeys(media_types, binary)}}
 
 
 # A raw image as the request body, for the OpenAPI document: a story's PNG, a pushed image.
-PNG_BODY = _raw_body("image/png")
-IMAGE_BODY = _raw_body("image/png", "image/jpeg", "image/webp")
+PNG_BODY = raw_body("image/png")
+IMAGE_BODY = raw_body("image/png", "image/jpeg", "image/webp")
 
 
 def op(name: str, openapi: dict[str, Any] | None = None) -> dict[str, Any]:

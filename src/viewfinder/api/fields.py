@@ -11,7 +11,7 @@ from pydantic import Field
 
 from viewfinder.plumbing.bodies import JsonInt
 from viewfinder.services import contexts, images, projects, threads
-from viewfinder.services.env import ROLES
+from viewfinder.services.env import RECORD, ROLES
 from viewfinder.services.text import (
     LINE_PATTERN,
     OPTIONAL_LINE_PATTERN,
@@ -50,7 +50,7 @@ CommentText = Annotated[
 ]
 Roles = Annotated[
     list[str],
-    Field(json_schema_extra={"minItems": 1, "items": {"type": "string", "enum": list(ROLES)}}),
+    Field(json_schema_extra={"minItems": 1, "items": {"type": "string", "enum": [*ROLES, RECORD]}}),
 ]
 KeyLabel = Annotated[str, Field("", json_schema_extra=line(100, minimum=0))]
 KeyKind = Annotated[str, Field("person", json_schema_extra={"enum": list(projects.KINDS)})]

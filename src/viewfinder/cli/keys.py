@@ -24,7 +24,7 @@ def create(
         typer.Option(
             "--role",
             metavar="ROLE",
-            help="upload, review, approve or admin (repeatable).",
+            help="upload, review, approve or admin (repeatable); record alone for a recorder.",
             show_default=False,
         ),
     ],

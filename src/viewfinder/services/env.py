@@ -14,18 +14,23 @@ from viewfinder.store.blobs import BlobStore, open_store
 from viewfinder.store.db import Database
 
 ROLES = ("upload", "review", "approve", "admin")
+# The key a web page embeds for its recorder (public in the page): it can send recorded sessions
+# and nothing else, no other role implies it, and it carries no other role.
+RECORD = "record"
 # A role grants the ones listed with it: an admin can do everything, an approver can review.
 IMPLIED = {
     "admin": {"upload", "review", "approve", "admin"},
     "approve": {"review", "approve"},
     "review": {"review"},
     "upload": {"upload"},
+    RECORD: {RECORD},
 }
 WHAT_ROLE_ALLOWS = {
     "upload": "upload screenshots",
     "review": "review diffs and comment",
     "approve": "change baselines",
     "admin": "manage keys",
+    RECORD: "send recorded sessions from a web page",
 }
 
 
@@ -39,6 +44,11 @@ class Actor:
     name: str
     roles: frozenset[str]
     is_agent: bool = False
+
+    @property
+    def records_only(self) -> bool:
+        """A recorder's key: it may send sessions and do nothing else."""
+        return self.roles == frozenset({RECORD})
 
     def can(self, role: str) -> bool:
         return any(role in IMPLIED[r] for r in self.roles)

@@ -47,10 +47,18 @@ OPERATIONS: dict[str, Needs] = {
     "pr_comment": _read("write a pull request's comment body"),
     "read_test_runs": _read("read test runs"),
     "submit_feedback": _read("send feedback"),
+    "get_deployment": _read("read a deployment"),
+    "list_deployments": _read("list deployments"),
+    "list_sessions": _read("list recorded sessions"),
+    "get_session": _read("read a recorded session"),
     # no key: the health check, and signed links (which carry their own authorisation)
     "health": Needs(None, "check that the server is up", public=True),
     "open_file": Needs(None, "open a signed file link", public=True),
     "delivered_image": Needs(None, "open a pushed image's link", public=True),
+    "receive_upload": Needs(None, "upload a build to a signed upload URL", public=True),
+    # a web page's recorder: its key is public and can do nothing else (services/env.py)
+    "recorder_script": Needs(None, "load the recorder script", public=True),
+    "ingest_session": Needs("record", "send recorded sessions"),
     # uploading (CI)
     "create_build": Needs("upload", "upload screenshots"),
     "add_stories": Needs("upload", "upload screenshots"),
@@ -60,6 +68,12 @@ OPERATIONS: dict[str, Needs] = {
     "trigger_test_run": Needs("upload", "trigger test runs"),
     "report_check": Needs("upload", "report a test run's custom checks"),
     "set_policy": Needs("upload", "set a context's expiry policy"),
+    # deploying a build to replay sessions on (CI)
+    "request_asset_upload": Needs("upload", "upload builds"),
+    "register_asset_build": Needs("upload", "upload builds"),
+    "register_preview": Needs("upload", "upload builds"),
+    "request_container_upload": Needs("upload", "upload builds"),
+    "register_container_build": Needs("upload", "upload builds"),
     # expiring stops a delivery: the role that pushes (or approve, which implies it not, so
     # both are named in the refusal's advice) and never a review-only key
     "expire_image": Needs("upload", "expire images"),

@@ -14,10 +14,10 @@ from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from viewfinder.errors import Conflict, InvalidInput, NotFound, Unauthenticated
+from viewfinder.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
 from viewfinder.ids import new_id, well_formed
 from viewfinder.services import permissions
-from viewfinder.services.env import ROLES, Actor, Env
+from viewfinder.services.env import RECORD, ROLES, Actor, Env
 from viewfinder.services.records import (
     Record,
 )
@@ -75,11 +75,36 @@ def _key_record(k: ApiKey) -> KeyRecord:
 
 
 def _check_roles(roles: list[str]) -> list[str]:
+    if RECORD in roles:
+        if set(roles) != {RECORD}:
+            raise InvalidInput(
+                f"a '{RECORD}' key is embedded in web pages for everyone to read, so it carries "
+                f"no other role: make one key with --role {RECORD} and another for the rest"
+            )
+        return [RECORD]
     unknown = [r for r in roles if r not in ROLES]
     if not roles or unknown:
         got = f" (got {', '.join(unknown)})" if unknown else ""
-        raise InvalidInput(f"roles must be one or more of {', '.join(ROLES)}{got}")
+        raise InvalidInput(
+            f"roles must be one or more of {', '.join(ROLES)}, or {RECORD} alone{got}"
+        )
     return sorted(set(roles), key=ROLES.index)
+
+
+def record_key_refused(actor: Actor) -> Forbidden:
+    """What a recorder's key gets anywhere but the session ingest."""
+    return Forbidden(
+        f"this is a '{RECORD}' key ({actor.name}): it is public in your web pages and can only "
+        "send recorded sessions to /api/v1/sessions/ingest (recorder.js does that). Use an "
+        "upload, review, approve or admin key for everything else.",
+        role=RECORD,
+    )
+
+
+def _usable(actor: Actor, recording: bool) -> Actor:
+    if actor.records_only and not recording:
+        raise record_key_refused(actor)
+    return actor
 
 
 def _insert_key(
@@ -223,19 +248,25 @@ def _forget_key(env: Env, key_id: str) -> None:
             env.trusted_keys.pop(digest, None)
 
 
-def known_actor(env: Env, key: str | None, *, as_agent: bool = False) -> Actor | None:
+def known_actor(
+    env: Env, key: str | None, *, as_agent: bool = False, recording: bool = False
+) -> Actor | None:
     """The Actor of a key this process checked less than ``key_cache_seconds`` ago, or None.
-    Reads no database, so a front door may ask on its event loop before going to a thread."""
+    Reads no database, so a front door may ask on its event loop before going to a thread.
+    Raises Forbidden for a record key unless ``recording`` (the session ingest)."""
     ttl = env.settings.key_cache_seconds
     entry = env.trusted_keys.get(hash_key(key)) if ttl and key else None
     if entry is None or time.monotonic() - entry[0] > ttl:
         return None
-    known = entry[1]
+    known = _usable(entry[1], recording)
     return dataclasses.replace(known, is_agent=True) if as_agent else known
 
 
-def authenticate(env: Env, key: str | None, *, as_agent: bool = False) -> Actor:
-    """The Actor of a key. Raises Unauthenticated for a missing, unknown or revoked key."""
+def authenticate(
+    env: Env, key: str | None, *, as_agent: bool = False, recording: bool = False
+) -> Actor:
+    """The Actor of a key. Raises Unauthenticated for a missing, unknown or revoked key, and
+    Forbidden for a record key anywhere but the session ingest (``recording``)."""
     if not key:
         raise Unauthenticated(
             f"no API key: send your {KEY_PREFIX}... key as `Authorization: Bearer <key>`"
@@ -250,6 +281,7 @@ def authenticate(env: Env, key: str | None, *, as_agent: bool = False) -> Actor:
         known = _actor(row)
     if env.settings.key_cache_seconds:
         env.trusted_keys[digest] = (time.monotonic(), known)
+    _usable(known, recording)
     return dataclasses.replace(known, is_agent=True) if as_agent else known
 
 
@@ -261,7 +293,7 @@ def actor_for_key_id(env: Env, key_id: str) -> Actor:
         row = s.get(ApiKey, key_id) if well_formed(key_id) else None
         if row is None or row.revoked_at is not None:
             raise Unauthenticated("this sign-in's key is unknown or revoked: sign in again")
-        return _actor(row)
+        return _usable(_actor(row), False)
 
 
 def _actor(row: ApiKey, *, as_agent: bool = False) -> Actor:

@@ -123,6 +123,36 @@ class S3BlobStore:
         except FileNotFoundError:
             pass
 
+    # Uploads that clients PUT straight into the bucket (a deployment's zip) wait under
+    # uploads/ until they are checked and stored by their sha256.
+    def sign_put(self, name: str, ttl_seconds: int) -> str:
+        """A presigned URL to PUT ``uploads/<name>`` with, valid ``ttl_seconds``."""
+        from datetime import timedelta
+
+        import obstore
+
+        return str(
+            obstore.sign(self.store, "PUT", f"uploads/{name}", timedelta(seconds=ttl_seconds))
+        )
+
+    def take(self, name: str) -> bytes | None:
+        """The bytes uploaded as ``uploads/<name>`` (then removed), or None when none were."""
+        import obstore
+
+        try:
+            data = bytes(obstore.get(self.store, f"uploads/{name}").bytes())
+        except FileNotFoundError:
+            return None
+        obstore.delete(self.store, f"uploads/{name}")
+        return data
+
+
+class StagingStore(Protocol):
+    """A store that takes uploads straight from clients, by presigned URLs (S3)."""
+
+    def sign_put(self, name: str, ttl_seconds: int) -> str: ...
+    def take(self, name: str) -> bytes | None: ...
+
 
 def open_store(blob_url: str | None, data_dir: Path, s3_endpoint: str | None = None) -> BlobStore:
     """The store a setting names: none (the data directory), a path, or s3://bucket/prefix."""

@@ -68,6 +68,8 @@ class Project(Base):
     quota_bytes: Mapped[int | None] = mapped_column(BigInteger)
     # Pairs whose every difference is rendering noise are not "changed".
     ignore_noise: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
+    # Origins whose pages may send recorded sessions (["https://app.example"]); null: any.
+    record_origins: Mapped[list[Any] | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -368,5 +370,7 @@ class Job(Base):
     finished_at: Mapped[datetime | None]
 
 
-# The test-run tables live in their own module; importing it registers them on Base.
+# Session replays' tables live beside these, in their own modules; importing them here makes
+# them part of Base.metadata wherever the models are.
+from viewfinder.store import recorded as _recorded  # noqa: E402, F401
 from viewfinder.store import replay_models as _replay_models  # noqa: E402, F401

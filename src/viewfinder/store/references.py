@@ -12,10 +12,13 @@ from sqlalchemy import Select, exists, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from viewfinder.store.models import Blob, Comparison, Image
+from viewfinder.store.recorded import Deployment, DeploymentUpload
 
 REFERENCES: list[InstrumentedAttribute[str] | InstrumentedAttribute[str | None]] = [
     Image.sha256,
     Comparison.diff_sha256,
+    Deployment.sha256,
+    DeploymentUpload.sha256,
 ]
 
 

@@ -8,7 +8,7 @@
 - feedback: what agents and people tell the server's admins
 
 Revision ID: 0007
-Revises: 0004
+Revises: 0006
 Create Date: 2026-12-02 06:00:00
 """
 
@@ -20,7 +20,7 @@ from alembic import op
 from viewfinder.store.models import UTCDateTime
 
 revision = "0007"
-down_revision = "0004"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
