@@ -4,15 +4,14 @@ Test runs need five things of them: a session's recording, the chosen set of ses
 deployment's commit, the latest deployment of a commit, and a deployment served on loopback
 for the time of a replay. They come through this one seam, so that the recorder's services
 (services.sessions and services.deployments) and test runs can be built and tested apart:
-``use(sources)`` installs an implementation (the application installs the recorder's at
-start-up; tests install their own, serving generated apps from temp dirs)."""
+``use(sources)`` installs an implementation; without one the recorder's services are used
+(recorder.py). Tests install their own, serving generated apps from temp dirs."""
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from viewfinder.errors import Unavailable
 from viewfinder.replay.recording import Recording
 from viewfinder.services.env import Actor, Env
 
@@ -48,9 +47,9 @@ def use(sources: Sources) -> None:
 
 
 def current() -> Sources:
+    """The installed sources; the recorder's services when none were installed."""
     if not _installed:
-        raise Unavailable(
-            "test runs need recorded sessions and deployments, and this server has none "
-            "installed; start it with the recorder's services (viewfinder serve does)"
-        )
+        from viewfinder.services.testruns.recorder import RecorderSources
+
+        return RecorderSources()
     return _installed[0]
