@@ -36,7 +36,7 @@ class RecorderSources:
         module = _sessions()
         if hasattr(module, "chosen_sessions"):
             return list(module.chosen_sessions(env, actor))
-        return [s.id for s in module.list_sessions(env, actor, limit=CHOSEN)]
+        return [s.id for s in module.list_sessions(env, actor, limit=CHOSEN).sessions]
 
     def deployment_commit(self, env: Env, actor: Actor, deployment_id: str) -> str:
         return deployments.get_deployment(env, actor, deployment_id).commit_sha

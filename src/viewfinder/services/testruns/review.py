@@ -334,6 +334,7 @@ def ignore_diff(
 def create_diff_comment(
     env: Env, actor: Actor, replay_diff_id: str, screenshot_name: str, text: str, x: Any, y: Any
 ) -> dict[str, Any]:
+    permissions.require(actor, "comment")
     anchor = _point(x, y)
     with env.db.read() as s:
         comparison_id = _comparison_id(s, actor, replay_diff_id, screenshot_name)
@@ -342,6 +343,7 @@ def create_diff_comment(
 
 
 def reply_to_diff_comment(env: Env, actor: Actor, comment_id: str, text: str) -> dict[str, Any]:
+    permissions.require(actor, "comment")
     made = threads.reply(env, actor, comment_id, text)
     return {"commentId": made.id}
 
@@ -368,6 +370,7 @@ def get_diff_comments(
 ) -> dict[str, Any]:
     """Open comments oldest first with their replies (oldest first; replies repeat the
     parent's x, y); resolved ones too with ``include_resolved`` (and ``isResolved``)."""
+    permissions.require(actor, "list_comments")
     with env.db.read() as s:
         comparison_id = _comparison_id(s, actor, replay_diff_id, screenshot_name)
     found = threads.list_comments(env, actor, comparison_id)

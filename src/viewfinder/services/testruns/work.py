@@ -379,7 +379,8 @@ def _rank(s: Session, run: ReplayRun) -> None:
     seen: set[str] = set()
     for rank, row in enumerate(rows):
         row.rank = rank
-        key = row.dom_key or f"pixels:{row.id}"
+        # Differences the DOM does not show (pixels only) stand for one change per session.
+        key = row.dom_key or f"pixels:{row.replay_diff_id}"
         row.representative = row.outcome in ("diff", "different-size", "missing-head") and (
             key not in seen
         )
