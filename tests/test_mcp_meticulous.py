@@ -19,7 +19,7 @@ import httpx2
 import pytest
 from mcp.client import Client
 
-from tests.agent_session import BASE, connect, data, serving, text, worker
+from tests.agent_session import connect, data, serving, text, worker
 from tests.conftest import Keys
 from tests.replay_app import shopping_session, write_app
 from viewfinder.errors import NotFound
