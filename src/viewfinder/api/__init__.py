@@ -9,7 +9,15 @@ from fastapi import FastAPI
 def install(app: FastAPI) -> None:
     """Add the API's routes and its error handlers to the app."""
     from viewfinder.api import errors, openapi
-    from viewfinder.api.routes import builds, comparisons, delivery, deployments, diffs, project
+    from viewfinder.api.routes import (
+        builds,
+        comparisons,
+        delivery,
+        deployments,
+        diffs,
+        project,
+        sessions,
+    )
 
     errors.install(app)
     openapi.install(app)
@@ -20,7 +28,9 @@ def install(app: FastAPI) -> None:
         comparisons.router,
         delivery.router,
         deployments.router,
+        sessions.router,
     ):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)
     app.include_router(deployments.public)
+    app.include_router(sessions.public)

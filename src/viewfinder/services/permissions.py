@@ -58,6 +58,7 @@ OPERATIONS: dict[str, Needs] = {
     "receive_upload": Needs(None, "upload a build to a signed upload URL", public=True),
     # a web page's recorder: its key is public and can do nothing else (services/env.py)
     "recorder_script": Needs(None, "load the recorder script", public=True),
+    "ingest_preflight": Needs(None, "ask whether a page may send sessions", public=True),
     "ingest_session": Needs("record", "send recorded sessions"),
     # uploading (CI)
     "create_build": Needs("upload", "upload screenshots"),

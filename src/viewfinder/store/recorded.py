@@ -62,6 +62,17 @@ class SessionBatch(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class SessionUrl(Base):
+    """A URL a recorded session visited, for the visited-URL filter of the session list."""
+
+    __tablename__ = "session_urls"
+
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("recorded_sessions.id", ondelete="CASCADE"), primary_key=True
+    )
+    url: Mapped[str] = mapped_column(String(1000), primary_key=True)
+
+
 class Deployment(Base):
     """A build of the app that sessions are replayed on: a static build (a zip blob, served
     from loopback), the URL of a preview already running, or a container image."""

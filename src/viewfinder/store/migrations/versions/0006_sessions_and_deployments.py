@@ -1,7 +1,8 @@
 """sessions and deployments
 
 - projects.record_origins: the origins whose pages may send recorded sessions (null: any).
-- recorded_sessions, session_batches: sessions recorded by recorder.js, batch by batch.
+- recorded_sessions, session_batches, session_urls: sessions recorded by recorder.js, batch
+  by batch, and the URLs each visited.
 - deployments, deployment_uploads: builds that sessions are replayed on, and their uploads.
 
 Revision ID: 0006
@@ -70,6 +71,16 @@ def upgrade() -> None:
         _when("created_at"),
     )
     op.create_table(
+        "session_urls",
+        sa.Column(
+            "session_id",
+            sa.String(40),
+            sa.ForeignKey("recorded_sessions.id", ondelete="CASCADE"),
+            primary_key=True,
+        ),
+        sa.Column("url", sa.String(1000), primary_key=True),
+    )
+    op.create_table(
         "deployments",
         sa.Column("id", sa.String(40), primary_key=True),
         sa.Column("project_id", sa.String(40), sa.ForeignKey("projects.id"), nullable=False),
@@ -103,6 +114,7 @@ def downgrade() -> None:
     op.drop_table("deployment_uploads")
     op.drop_index("ix_deployments_commit", "deployments")
     op.drop_table("deployments")
+    op.drop_table("session_urls")
     op.drop_table("session_batches")
     op.drop_index("ix_recorded_sessions_project", "recorded_sessions")
     op.drop_index("ix_recorded_sessions_client", "recorded_sessions")
