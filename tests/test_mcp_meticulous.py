@@ -2,15 +2,14 @@
 reference's agent loop unchanged: upload a static build, trigger a run against a base, poll
 get_test_run_diffs, read images, DOM and timeline diffs, reject the regression, and once a
 fixed build shows no difference, reply on the thread. Builds are real uploaded zips served by
-the deployments service; sessions are recordings held by the test (the recorder's ingest is
-tested on its own)."""
+the deployments service, and the session is one the recorder's ingest stored."""
 
 from __future__ import annotations
 
 import io
+import json
 import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,39 +20,30 @@ from mcp.client import Client
 
 from tests.agent_session import connect, data, serving, text, worker
 from tests.conftest import Keys
-from tests.replay_app import shopping_session, write_app
-from viewfinder.errors import NotFound
-from viewfinder.replay.recording import Recording
-from viewfinder.services.env import Actor, Env
-from viewfinder.services.testruns import sources
-from viewfinder.services.testruns.recorder import RecorderSources
+from tests.replay_app import shopping_json, write_app
+from viewfinder.services import projects, sessions
+from viewfinder.services.env import Env
 
 BASE_SHA, HEAD_SHA, FIXED_SHA = "1" * 40, "2" * 40, "3" * 40
 pytestmark = pytest.mark.parametrize("env", ["sqlite"], indirect=True)
 
 
-class HeldSessions(RecorderSources):
-    """The recorder's deployments, with sessions held here."""
-
-    def __init__(self) -> None:
-        self.held: dict[str, Recording] = {}
-
-    def recording(self, env: Env, actor: Actor, session_id: str) -> Recording:
-        if session_id not in self.held:
-            raise NotFound(f"no session {session_id!r} in this project")
-        return self.held[session_id]
-
-    def chosen_sessions(self, env: Env, actor: Actor) -> list[str]:
-        return list(self.held)
-
-
 @pytest.fixture
-def held() -> Iterator[HeldSessions]:
-    made = HeldSessions()
-    made.held["ses_01m8aaaaaaaaaaaaaaaaaaaaaa"] = shopping_session()
-    sources.use(made)
-    yield made
-    sources._installed.clear()
+def recorded(env: Env, keys: Keys) -> str:
+    """The shopping session, sent by a record key as recorder.js sends it: one batch."""
+    key = projects.create_key(env, keys.admin, roles=["record"], label="shop", kind="ci").key
+    whole = shopping_json()
+    batch = {
+        "session": "shopper-0001",
+        "seq": 0,
+        "start": {k: whole[k] for k in ("startUrl", "viewport", "userAgent", "storage")},
+        "events": whole["events"],
+        "network": whole["network"],
+        "urls": whole["urls"],
+    }
+    recorder = projects.authenticate(env, key, recording=True)
+    stored = sessions.ingest(env, recorder, json.dumps(batch).encode())
+    return stored.session_id
 
 
 def _zip(root: Path) -> bytes:
@@ -88,12 +78,21 @@ async def _diffs(client: Client, run_id: str) -> dict[str, Any]:
 
 
 def test_an_agent_drives_a_change_to_zero_diffs_with_the_reference_loop(
-    env: Env, keys: Keys, held: HeldSessions, tmp_path: Path
+    env: Env, keys: Keys, recorded: str, tmp_path: Path
 ) -> None:
     async def loop() -> None:
         async with serving(env) as app, connect(app, keys.secrets["agent"], "meticulous") as c:
             names = {t.name for t in (await c.list_tools()).tools}
             assert {"get_test_run_diffs", "trigger_test_run", "reject_diff"} <= names
+            flow = data(await c.call_tool("get_session_data", {"sessionId": recorded}))
+            assert flow["userFlow"][:2] == [
+                "type 'milk' into input 'Name'",
+                "click button 'Add item'",
+            ]
+            assert "GET /api/items 200 x4" in flow["networkSummary"]
+            listed = data(await c.call_tool("get_sessions", {"includeNumberUserEvents": True}))
+            assert listed["sessions"][0]["id"] == recorded
+            assert listed["sessions"][0]["numberUserEvents"] == 8
             await _deploy(c, app, write_app(tmp_path / "base"), BASE_SHA)
             head = await _deploy(c, app, write_app(tmp_path / "head", "regressed"), HEAD_SHA)
             started = data(
@@ -112,6 +111,7 @@ def test_an_agent_drives_a_change_to_zero_diffs_with_the_reference_loop(
             )
             [row] = found["diffs"]
             assert set(row) == {"replayDiffId", "screenshotName", "outcome", "sessionId"}
+            assert row["sessionId"] == recorded
             shot = {"replayDiffId": row["replayDiffId"], "screenshotName": row["screenshotName"]}
 
             urls = data(await c.call_tool("get_image_urls", shot))
@@ -177,7 +177,7 @@ def test_an_agent_drives_a_change_to_zero_diffs_with_the_reference_loop(
     anyio.run(loop)
 
 
-def test_refusals_come_back_as_coded_tool_errors(env: Env, keys: Keys, held: HeldSessions) -> None:
+def test_refusals_come_back_as_coded_tool_errors(env: Env, keys: Keys) -> None:
     async def calls() -> None:
         async with serving(env) as app, connect(app, keys.secrets["agent"], "meticulous") as c:
             missing = await c.call_tool("get_test_run_diffs", {"commitSha": "abcdef1"})

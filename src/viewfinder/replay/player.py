@@ -27,6 +27,7 @@ from viewfinder.imaging import read_header
 from viewfinder.replay import coverage
 from viewfinder.replay.model import ReplayResult, ReplayShot, TimelineEntry, TimelineEvent
 from viewfinder.replay.network import Stub
+from viewfinder.replay.recorder import REPLAY_INIT_SCRIPT
 from viewfinder.replay.recording import Event, Recording
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ LOAD_MS = 100
 # Real seconds to wait for the page's calls to be answered before a screenshot.
 QUIET_SECONDS = 5.0
 ACTION_MS = 3_000
-MARKER = """(() => {
-  Object.defineProperty(window, "Viewfinder", {value: Object.freeze({isReplay: true})});
+# Transitions and animations off, the caret hidden: nothing moves between two screenshots.
+QUIET = """(() => {
   const quiet = () => {
     const style = document.createElement("style");
     style.setAttribute("data-viewfinder-replay", "");
@@ -280,7 +281,9 @@ class Player:
     async def _run(self, context: BrowserContext) -> ReplayResult:
         rec = self.recording
         await context.add_init_script(STEADY)
-        await context.add_init_script(MARKER)
+        # The page (and the recorder, which then records nothing) knows it is replayed.
+        await context.add_init_script(REPLAY_INIT_SCRIPT)
+        await context.add_init_script(QUIET)
         await context.route("**/*", self.route)
         page = await context.new_page()
         page.on("request", self._on_request)
