@@ -16,6 +16,7 @@ from viewfinder.cli import (
     diffs,
     keys,
     push,
+    testruns,
     upload,
 )
 from viewfinder.cli.client import ClientError
@@ -51,6 +52,8 @@ app.command("expire")(contexts.expire)
 app.command("pr-comment")(contexts.pr_comment)
 app.command("usage")(contexts.usage)
 app.command("capture")(capture.capture)
+app.add_typer(testruns.app, name="test-run")
+app.command("feedback")(testruns.feedback)
 
 
 @app.callback()

@@ -17,6 +17,7 @@ def install(app: FastAPI) -> None:
         diffs,
         project,
         sessions,
+        testruns,
     )
 
     errors.install(app)
@@ -29,6 +30,7 @@ def install(app: FastAPI) -> None:
         delivery.router,
         deployments.router,
         sessions.router,
+        testruns.router,
     ):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)
