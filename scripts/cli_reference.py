@@ -44,6 +44,12 @@ COMMANDS = [
     ["pr-comment"],
     ["usage"],
     ["capture"],
+    ["test-run", "trigger"],
+    ["test-run", "diffs"],
+    ["test-run", "dom-diff"],
+    ["test-run", "timeline-diff"],
+    ["test-run", "coverage"],
+    ["feedback"],
 ]
 
 
