@@ -274,3 +274,21 @@ def test_every_refusal_says_what_is_wrong_and_changes_nothing(
         review.create_diff_comment(env, keys.agent, replay_diff, "end-state", "hi", 2, 0.5)
     with pytest.raises(InvalidInput, match="outcome is one of helped, neutral, hindered"):
         fb.submit_feedback(env, keys.agent, "hm", outcome="great")
+
+
+@sqlite_only
+def test_complete_base_run_replays_only_the_chosen_sessions_the_base_lacks(
+    env: Env, keys: Keys, local: LocalSources
+) -> None:
+    local.add_session(shopping_session())
+    local.deploy(BASE)
+    run_id = _run(env, keys, local, local.deploy(HEAD))
+    later = local.add_session(Recording.from_json(about_json()))
+    opened = len(local.opened)
+    base_run = runs.complete_base_run(env, keys.ci, run_id)
+    assert (base_run.kind, base_run.sessionIds, base_run.status) == ("base", [later], "processing")
+    drain(env)
+    assert runs.get_test_run(env, keys.agent, base_run.testRunId).status == "complete"
+    assert len(local.opened) == opened + 1
+    # Nothing is left to replay on that base: the next one has no session.
+    assert runs.complete_base_run(env, keys.ci, run_id).sessionIds == []

@@ -14,6 +14,7 @@ runs) and nothing else: other origins are refused and show on the timeline.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -101,6 +102,14 @@ class Player:
     # ---- the network ----------------------------------------------------------------------
 
     async def route(self, route: Route) -> None:
+        try:
+            await self._route(route)
+        except Exception as exc:  # past the deadline, or the page went away: the call fails
+            self.notes.append(f"{route.request.method} {route.request.url}: {exc}")
+            with contextlib.suppress(Exception):
+                await route.abort("failed")
+
+    async def _route(self, route: Route) -> None:
         request = route.request
         url = request.url
         parts = urlsplit(url)

@@ -47,6 +47,8 @@ log = logging.getLogger("viewfinder.testruns")
 OWNER = "replay"
 REPLAY_SECONDS = 300.0
 ORDER = {"diff": 0, "different-size": 1, "missing-head": 2, "missing-base": 3, "flake": 4}
+# What the representative subset shows: differences, and what could not be compared at all.
+SHOWN = ("diff", "different-size", "missing-head", "missing-base")
 VERDICT = {"likely_regression": 0, "likely_intended": 1, "noise": 2}
 
 
@@ -71,7 +73,17 @@ def run_replay(env: Env, replay_id: str, job_id: int | None = None) -> bool:
         if row is None or row.state != "pending":
             return False
         actor = run_actor(row)
+        run = s.get(ReplayRun, row.test_run_id)
+        late = (
+            run is not None
+            and run.max_duration is not None
+            and ((utcnow() - run.created_at).total_seconds() > run.max_duration)
+        )
         session_id, deployment_id, project_id = row.session_id, row.deployment_id, row.project_id
+    if late:
+        return _fail_replay(
+            env, replay_id, "not replayed: the run's maxDurationSeconds had passed", job_id
+        )
     started = time.monotonic()
     try:
         result = play(env, actor, session_id, deployment_id)
@@ -381,9 +393,7 @@ def _rank(s: Session, run: ReplayRun) -> None:
         row.rank = rank
         # Differences the DOM does not show (pixels only) stand for one change per session.
         key = row.dom_key or f"pixels:{row.replay_diff_id}"
-        row.representative = row.outcome in ("diff", "different-size", "missing-head") and (
-            key not in seen
-        )
+        row.representative = row.outcome in SHOWN and key not in seen
         if row.representative:
             seen.add(key)
 
