@@ -46,6 +46,44 @@ END_MS = 1_000
 LOAD_MS = 100
 # Real seconds to wait for the page's calls to be answered before a screenshot.
 QUIET_SECONDS = 5.0
+# The clock moves by at most this much (virtual ms) before the page's new calls are answered.
+CHUNK_MS = 250
+# Counts the page's open fetch/XHR calls as the page itself sees them (the browser's network
+# events reach us later than the page's next task), so that a call a response handler starts
+# is seen before the clock moves.
+COUNT_CALLS = """(() => {
+  let open = 0;
+  const done = () => { open = Math.max(0, open - 1); };
+  const fetch = window.fetch;
+  if (fetch) {
+    window.fetch = function (...args) {
+      open++;
+      let made;
+      try { made = fetch.apply(this, args); } catch (e) { done(); throw e; }
+      made.then(done, done);
+      return made;
+    };
+  }
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    open++;
+    this.addEventListener("loadend", done, {once: true});
+    return send.apply(this, args);
+  };
+  Object.defineProperty(window, "__viewfinderOpenCalls", {get: () => open});
+})();"""
+# A few real tasks of the page (MessageChannel: not a timer, so the paused clock does not
+# hold it), then how many of its calls are open.
+YIELD = """async () => {
+  for (let i = 0; i < 3; i++) {
+    await new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => resolve();
+      channel.port2.postMessage(0);
+    });
+  }
+  return window.__viewfinderOpenCalls || 0;
+}"""
 ACTION_MS = 3_000
 # Transitions and animations off, the caret hidden: nothing moves between two screenshots.
 QUIET = """(() => {
@@ -84,6 +122,7 @@ class Player:
         self.notes: list[str] = []
         self.sources: dict[str, str] = {}
         self.pending = 0
+        self.started = 0  # calls the page started (fetch, XHR), all told
         self._quiet = asyncio.Event()
         self._quiet.set()
         # Cleared when the page starts loading another document, set when it has loaded.
@@ -155,6 +194,7 @@ class Player:
         if request.is_navigation_request() and request.frame.parent_frame is None:
             self._loaded.clear()
         if request.resource_type in API_TYPES:
+            self.started += 1
             self.pending += 1
             self._quiet.clear()
 
@@ -178,19 +218,35 @@ class Player:
         return left * 1000
 
     async def settle(self, page: Page, ms: int) -> None:
-        """Let the page's calls be answered and its timers run for ``ms`` virtual ms."""
-        for _ in range(3):
+        """Let the page's calls be answered, then its timers run for ``ms`` virtual ms, a
+        chunk at a time, the calls those timers make answered after each chunk. The clock
+        never moves while a call is open: where a call's answer lands among the timers
+        would otherwise depend on how fast it came (a toast shown or not)."""
+        await self._calm(page)
+        while ms > 0:
+            step = min(CHUNK_MS, ms)
+            await page.clock.run_for(step)
+            self.virtual_ms += step
+            ms -= step
+            await self._calm(page)
+
+    async def _calm(self, page: Page) -> None:
+        """Wait until no call is open and none started while the page ran a few tasks
+        (bounded: a page that never calms down is noted and the replay goes on)."""
+        deadline = time.monotonic() + QUIET_SECONDS
+        while True:
             await self._wait(self._loaded, "a page still loading")
             await self._wait(self._quiet, f"{self.pending} calls still open")
-            await page.evaluate("0")  # a round trip lets the page handle what arrived
-            if ms > 0:
-                await page.clock.run_for(ms)
-                self.virtual_ms += ms
-                ms = 0
-            if self.pending == 0:
-                await page.evaluate("0")
-                if self.pending == 0:
-                    return
+            started = self.started
+            try:
+                open_calls = await page.evaluate(YIELD)
+            except Exception:  # a document was replaced meanwhile: look again
+                open_calls = -1
+            if open_calls == 0 and self.pending == 0 and self.started == started:
+                return
+            if time.monotonic() > deadline:
+                self.notes.append(f"the page did not calm down at {self.virtual_ms} ms; went on")
+                return
 
     async def _wait(self, ready: asyncio.Event, what: str) -> None:
         try:
@@ -293,6 +349,7 @@ class Player:
         # The page (and the recorder, which then records nothing) knows it is replayed.
         await context.add_init_script(REPLAY_INIT_SCRIPT)
         await context.add_init_script(QUIET)
+        await context.add_init_script(COUNT_CALLS)
         await context.route("**/*", self.route)
         page = await context.new_page()
         page.on("request", self._on_request)
