@@ -17,10 +17,13 @@ import anyio
 import httpx2
 import pytest
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 
 from tests.agent_session import connect, data, serving, text, worker
 from tests.conftest import Keys
 from tests.replay_app import shopping_json, write_app
+from tests.server import VIEWFINDER
+from viewfinder.mcp import meticulous
 from viewfinder.services import projects, sessions
 from viewfinder.services.env import Env
 
@@ -194,3 +197,20 @@ def test_refusals_come_back_as_coded_tool_errors(env: Env, keys: Keys) -> None:
             assert text(other).startswith("[forbidden] this key belongs to project")
 
     anyio.run(calls)
+
+
+def test_the_profile_is_served_over_stdio_too(env: Env, keys: Keys) -> None:
+    params = StdioServerParameters(
+        command=VIEWFINDER,
+        args=["mcp", "--profile", "meticulous", "--data-dir", str(env.settings.data_dir)],
+        env={"VIEWFINDER_KEY": keys.secrets["agent"]},
+    )
+
+    async def check() -> None:
+        async with Client(params) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            assert names == [spec.name for spec in meticulous.TOOLS]
+            missing = await client.call_tool("get_test_run_for_commit", {"commitSha": "abcdef1"})
+            assert text(missing).startswith("[not_found] no test run for commit abcdef1")
+
+    anyio.run(check)
