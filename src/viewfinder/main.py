@@ -12,10 +12,12 @@ from viewfinder.cli import (
     capture,
     comments,
     contexts,
+    deploy,
     diff,
     diffs,
     keys,
     push,
+    sessions,
     testruns,
     upload,
 )
@@ -52,6 +54,9 @@ app.command("expire")(contexts.expire)
 app.command("pr-comment")(contexts.pr_comment)
 app.command("usage")(contexts.usage)
 app.command("capture")(capture.capture)
+app.command("deploy")(deploy.deploy)
+app.command("sessions")(sessions.sessions)
+app.command("session")(sessions.session)
 app.add_typer(testruns.app, name="test-run")
 app.command("feedback")(testruns.feedback)
 

@@ -300,10 +300,10 @@
     };
   }
   if (window.XMLHttpRequest) {
-    var open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send;
+    var xhrOpen = XMLHttpRequest.prototype.open, xhrSend = XMLHttpRequest.prototype.send;
     XMLHttpRequest.prototype.open = function (method, url) {
       this.__vf = { method: method, url: new URL(url, location.href).href };
-      return open.apply(this, arguments);
+      return xhrOpen.apply(this, arguments);
     };
     XMLHttpRequest.prototype.send = function (body) {
       var info = this.__vf, xhr = this;
@@ -315,7 +315,7 @@
           exchange(info.method, info.url, typeof body === "string" ? body : null, xhr.status, text, type);
         });
       }
-      return send.apply(this, arguments);
+      return xhrSend.apply(this, arguments);
     };
   }
 
@@ -342,7 +342,7 @@
     return pieces(events.slice(0, he), network.slice(0, hn), urls.slice(0, hu))
       .concat(pieces(events.slice(he), network.slice(hn), urls.slice(hu)));
   }
-  function send(body, leaving) {
+  function post(body, leaving) {
     var text = JSON.stringify(body);
     if (leaving && navigator.sendBeacon && navigator.sendBeacon(endpoint, new Blob([text], { type: "text/plain" }))) return;
     try {
@@ -358,7 +358,7 @@
     var events = queue.events, network = queue.network, urls = queue.urls;
     if (!events.length && !network.length && !urls.length && !start) return;
     queue = { events: [], network: [], urls: [] };
-    pieces(events, network, urls).forEach(function (p) { send(batch(p[0], p[1], p[2]), leaving); });
+    pieces(events, network, urls).forEach(function (p) { post(batch(p[0], p[1], p[2]), leaving); });
     save();
   }
   setInterval(function () { flush(false); }, FLUSH_MS);
