@@ -143,6 +143,7 @@ def _determinism(tmp: Path) -> tuple[int, float]:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="vf-bench-replays-") as temp:
         tmp = Path(temp)
+        (tmp / "server").mkdir()
         with running_server(tmp / "server", workers=2) as server:
             _send_sessions(server)
             figures = _run(server, tmp)
