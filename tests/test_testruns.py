@@ -102,6 +102,13 @@ def test_a_regression_is_found_explained_rejected_and_gone_once_fixed(
     review.ignore_diff(env, keys.agent, replay_diff, other, "Same change", 0.1, 0.1)
     again = review.get_test_run_diffs_counts(env, keys.agent, test_run_id=run_id)["decisions"]
     assert again == {"accepted": 0, "rejected": 1, "ignored": 0, "unreviewed": 5}
+    # Only a person accepts or ignores, and not while a thread is open.
+    with pytest.raises(Forbidden, match="only a person may accept a screenshot diff"):
+        review.decide(env, keys.agent, replay_diff, other, "accept")
+    with pytest.raises(Conflict, match="has open comment threads"):
+        review.decide(env, keys.admin, replay_diff, other, "accept")
+    third = next(n for n in first_page if n not in (name, other))
+    assert review.decide(env, keys.admin, replay_diff, third, "accept") == {"decision": "accepted"}
 
     # The fixed build: no difference, and the base replay was reused, not replayed again.
     fixed = local.deploy(FIXED)

@@ -222,6 +222,18 @@ async def ignore(
     )
 
 
+class Decision(Body):
+    decision: Literal["accept", "reject", "ignore"]
+
+
+@router.post(SHOT + "/decision", **op("review_diff"))
+async def decide(
+    replay_diff_id: str, screenshot_name: str, body: Decision, env: EnvDep, actor: ActorDep
+) -> dict[str, Any]:
+    """A person accepts, rejects or ignores a screenshot diff (agents: reject only)."""
+    return await call(review.decide, env, actor, replay_diff_id, screenshot_name, body.decision)
+
+
 class NewComment(Body):
     text: str = Field(max_length=4000)
     x: float = Field(ge=0, le=1, strict=False)

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from viewfinder.errors import Conflict, InvalidInput, NotFound
+from viewfinder.errors import Conflict, Forbidden, InvalidInput, NotFound
 from viewfinder.replay.diffs import dom_diff, timeline_diff
 from viewfinder.replay.model import TimelineEntry
 from viewfinder.services import permissions, scoping, threads
@@ -316,6 +316,38 @@ def reject_diff(
     if same_comment is None:
         threads.create_thread(env, actor, threads.On("diff", comparison_id), body, anchor=anchor)
     return {}
+
+
+PERSON_DECISIONS = {"accept": "accepted", "reject": "denied", "ignore": "ignored"}
+
+
+def decide(
+    env: Env, actor: Actor, replay_diff_id: str, screenshot_name: str, decision: str
+) -> dict[str, Any]:
+    """A person's decision on a screenshot diff: accept (intended), reject (a regression) or
+    ignore (noise, a flake). Agents reject with reject_diff and may not accept or ignore.
+    Refused while the screenshot diff has an open comment thread, except reject."""
+    permissions.require(actor, "review_diff")
+    if decision not in PERSON_DECISIONS:
+        raise InvalidInput("decision is accept, reject or ignore", field="decision")
+    if decision != "reject" and actor.is_agent:
+        raise Forbidden(
+            f"only a person may {decision} a screenshot diff: reject it with a reason "
+            "(reject_diff) or say why it looks ignorable (ignore_diff), and a person decides"
+        )
+    with env.db.write() as s:
+        comparison_id = _comparison_id(s, actor, replay_diff_id, screenshot_name)
+        if decision != "reject" and _open_comments(s, comparison_id):
+            raise Conflict(
+                f"screenshot {screenshot_name} of {replay_diff_id} has open comment threads: "
+                "resolve them first (reject always works)"
+            )
+        row = s.get(Comparison, comparison_id, with_for_update=True)
+        assert row is not None
+        row.decision = PERSON_DECISIONS[decision]
+        row.decided_by = actor.key_id
+        row.decided_at = utcnow()
+        return {"decision": _decision(row)}
 
 
 def ignore_diff(
