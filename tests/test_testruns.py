@@ -208,6 +208,22 @@ def test_sessions_are_chosen_by_the_coverage_of_the_changed_lines(
     [app] = [f for f in whole["files"] if f["repoFilePath"] == "assets/app.js"]
     assert 0 < app["coveragePercentage"] <= 100
     assert "addItem" in {f["name"] for f in app["functions"]}
+    latest = cover.get_project_js_coverage(env, keys.agent)
+    assert latest["testRunId"] == first and latest["files"] == whole["files"]
+    with env.db.read() as s:
+        replay_id = s.scalar(
+            select(Replay.id).where(Replay.test_run_id == first, Replay.session_id == shopping)
+        )
+    assert replay_id is not None
+    # The click on "Add item" (event 1) ran addItem; the scroll after it (event 3) ran nothing.
+    click = cover.get_replay_js_coverage(
+        env, keys.agent, replay_id, screenshot_name="after-event-1"
+    )["files"]
+    assert "addItem" in {f["name"] for f in click[0]["functions"]}
+    scroll = cover.get_replay_js_coverage(
+        env, keys.agent, replay_id, screenshot_name="after-event-3"
+    )
+    assert scroll["files"] == []
 
 
 @sqlite_only
