@@ -22,6 +22,7 @@ class LocalSources:
     recordings: dict[str, Recording] = field(default_factory=dict)
     builds: dict[str, tuple[str, Path]] = field(default_factory=dict)  # id -> (commit, dir)
     opened: list[str] = field(default_factory=list)
+    unreachable: set[str] = field(default_factory=set)  # served nowhere: nothing listens
 
     def add_session(self, recording: Recording) -> str:
         session_id = new_id("ses")
@@ -53,5 +54,8 @@ class LocalSources:
     @contextmanager
     def open(self, env: Env, deployment_id: str) -> Iterator[str]:
         self.opened.append(deployment_id)
+        if deployment_id in self.unreachable:
+            yield "http://127.0.0.1:9"  # the discard port: connections are refused
+            return
         with serving(self.builds[deployment_id][1]) as url:
             yield url

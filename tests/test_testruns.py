@@ -315,3 +315,20 @@ def test_complete_base_run_replays_only_the_chosen_sessions_the_base_lacks(
     assert len(local.opened) == opened + 1
     # Nothing is left to replay on that base: the next one has no session.
     assert runs.complete_base_run(env, keys.ci, run_id).sessionIds == []
+
+
+@sqlite_only
+def test_a_deployment_that_cannot_be_reached_fails_its_replays_and_says_why(
+    env: Env, keys: Keys, local: LocalSources
+) -> None:
+    local.add_session(shopping_session())
+    local.deploy(BASE)
+    head = local.deploy(HEAD)
+    local.unreachable.add(head)
+    run_id = _run(env, keys, local, head)
+    found = review.get_test_run_diffs(env, keys.agent, test_run_id=run_id, include_all_diffs=True)
+    assert found["status"] == "complete"
+    assert {r["outcome"] for r in found["diffs"]} == {"missing-head"}
+    reason = found["diffs"][0]["reason"]
+    assert reason.startswith("the head replay failed (the replay stopped: ")
+    assert "127.0.0.1:9" in reason

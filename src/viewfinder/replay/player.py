@@ -439,6 +439,12 @@ def runner(
 
     async def work(spares: Spares) -> ReplayResult:
         player = Player(recording, base_url, deadline=time.monotonic() + seconds)
-        return await player.run(spares.browser)
+        try:
+            return await player.run(spares.browser)
+        except CaptureFailed:
+            raise
+        except Exception as exc:  # Playwright's errors: the deployment or the page failed
+            first = str(getattr(exc, "message", exc)).splitlines()[0]
+            raise CaptureFailed(f"the replay stopped: {first}") from None
 
     return work

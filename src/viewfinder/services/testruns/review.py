@@ -133,8 +133,23 @@ def get_test_run_diffs(
                 row["mismatchFraction"] = shot.mismatch
             if include_dom_diff_ids:
                 row["domDiffId"] = shot.dom_key[:16] if shot.dom_key else None
+            if shot.outcome in ("missing-base", "missing-head"):
+                row["reason"] = _missing_reason(s, diff, shot.outcome)
             rows.append(row)
         return {"status": "complete", "testRunId": run.id, "diffs": rows}
+
+
+def _missing_reason(s: Session, diff: ReplayDiff, outcome: str) -> str:
+    """Why a screenshot has no counterpart: no base deployment, a replay that failed, or a
+    replay that took fewer screenshots (the session went differently)."""
+    replay_id = diff.base_replay_id if outcome == "missing-base" else diff.head_replay_id
+    side = "base" if outcome == "missing-base" else "head"
+    if replay_id is None:
+        return "the base commit has no deployment: upload its build, then run again"
+    replay = s.get(Replay, replay_id)
+    if replay is not None and replay.state == "failed":
+        return f"the {side} replay failed ({replay.reason})"
+    return f"the {side} replay took no screenshot of that name (its events went otherwise)"
 
 
 def get_test_run_diffs_counts(
