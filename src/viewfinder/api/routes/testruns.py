@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import Field
 
+from viewfinder.api import fields
 from viewfinder.api.deps import ActorDep, EnvDep, op
 from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
@@ -17,6 +18,7 @@ from viewfinder.services.testruns import feedback as fb
 from viewfinder.services.testruns.checks import CheckResult
 from viewfinder.services.testruns.feedback import FeedbackRecord
 from viewfinder.services.testruns.runs import RunRecord, TriggerResult
+from viewfinder.services.text import SHA_PATTERN
 
 router = APIRouter(tags=["test runs"])
 SHOT = "/replay-diffs/{replay_diff_id}/screenshots/{screenshot_name}"
@@ -25,14 +27,21 @@ SHOT = "/replay-diffs/{replay_diff_id}/screenshots/{screenshot_name}"
 class Trigger(Body):
     deployment_id: str | None = Field(None, max_length=40, description="The deployment to test.")
     commit_sha: str | None = Field(
-        None, max_length=64, description="Or a commit: its latest deployment."
+        None,
+        description="Or a commit: its latest deployment.",
+        json_schema_extra={"pattern": SHA_PATTERN},
     )
-    base_sha: str = Field(max_length=64, description="The base commit to compare with.")
+    base_sha: fields.CommitSha
     git_diff_output: str | None = Field(
-        None, max_length=5_000_000, description="Replay the sessions covering its lines."
+        None,
+        description="`git diff` output: replay the sessions covering its lines.",
+        json_schema_extra=fields.text(5_000_000),
     )
     session_ids: list[Annotated[str, Field(max_length=40)]] | None = Field(
-        None, max_length=runs.MAX_SESSIONS, description="Default: the chosen sessions."
+        None,
+        min_length=1,
+        max_length=runs.MAX_SESSIONS,
+        description="Default: the chosen sessions.",
     )
     max_duration_seconds: float | None = Field(None, ge=10, le=86400)
     dry_run: bool = False
@@ -57,7 +66,7 @@ async def trigger(body: Trigger, env: EnvDep, actor: ActorDep) -> TriggerResult:
 
 @router.get("/test-runs", **op("read_test_runs"))
 async def for_commit(
-    env: EnvDep, actor: ActorDep, commit_sha: Annotated[str, Query(max_length=64)]
+    env: EnvDep, actor: ActorDep, commit_sha: Annotated[str, Query(json_schema_extra=fields.SHA)]
 ) -> RunRecord:
     """The latest test run of a commit."""
     return await call(runs.get_test_run_for_commit, env, actor, commit_sha)
@@ -189,7 +198,11 @@ async def dom_diff(
     env: EnvDep,
     actor: ActorDep,
     context: Annotated[
-        str, Query(max_length=5, description="Lines of context (0-1000), or full.")
+        str,
+        Query(
+            description="Lines of context (0-1000), or full.",
+            json_schema_extra={"pattern": "^([0-9]{1,3}|1000|full)$"},
+        ),
     ] = "3",
 ) -> dict[str, Any]:
     lines: int | str = int(context) if context.isdigit() else context
@@ -197,7 +210,7 @@ async def dom_diff(
 
 
 class Verdict(Body):
-    reason: str = Field(max_length=4000)
+    reason: fields.CommentText
     x: float = Field(ge=0, le=1, strict=False)
     y: float = Field(ge=0, le=1, strict=False)
 
@@ -235,7 +248,7 @@ async def decide(
 
 
 class NewComment(Body):
-    text: str = Field(max_length=4000)
+    text: fields.CommentText
     x: float = Field(ge=0, le=1, strict=False)
     y: float = Field(ge=0, le=1, strict=False)
 
@@ -287,7 +300,9 @@ async def get_check(
 
 
 class Expected(Body):
-    check_ids: list[Annotated[str, Field(max_length=80)]] = Field(max_length=100)
+    check_ids: list[
+        Annotated[str, Field(json_schema_extra={"pattern": checks.CHECK_ID.pattern})]
+    ] = Field(max_length=100)
 
 
 @router.post("/test-runs/{test_run_id}/checks", **op("report_check"))
@@ -299,8 +314,12 @@ async def expect(
 
 
 class Report(Body):
-    text: str | None = Field(None, max_length=1_000_000, description="The Markdown report.")
-    failed_reason: str | None = Field(None, max_length=2000, description="Or why it failed.")
+    text: str | None = Field(
+        None, description="The Markdown report.", json_schema_extra=fields.text(1_000_000)
+    )
+    failed_reason: str | None = Field(
+        None, description="Or why it failed.", json_schema_extra=fields.text(2000)
+    )
 
 
 @router.put("/test-runs/{test_run_id}/checks/custom/{check_id}", **op("report_check"))
@@ -319,12 +338,12 @@ async def report(
 
 
 class NewFeedback(Body):
-    message: str = Field(max_length=10_000)
+    message: str = Field(json_schema_extra=fields.text(10_000))
     outcome: Literal["helped", "neutral", "hindered"] | None = None
-    test_run_id: str | None = Field(None, max_length=100)
-    skill: str | None = Field(None, max_length=100)
-    agent_name: str | None = Field(None, max_length=100)
-    agent_model: str | None = Field(None, max_length=100)
+    test_run_id: str | None = Field(None, json_schema_extra=fields.line(100))
+    skill: str | None = Field(None, json_schema_extra=fields.line(100))
+    agent_name: str | None = Field(None, json_schema_extra=fields.line(100))
+    agent_model: str | None = Field(None, json_schema_extra=fields.line(100))
 
 
 @router.post("/feedback", status_code=201, **op("submit_feedback"))
