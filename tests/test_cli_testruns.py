@@ -1,9 +1,11 @@
 """`viewfinder test-run` against a real `viewfinder serve` whose worker replays in Chromium: a
 session sent as recorder.js sends it, two builds uploaded as zips, a run triggered and waited
-for, its diffs, DOM diff, timeline diff and coverage read on the command line."""
+for, its diffs, DOM diff, timeline diff and coverage read on the command line, then the run's
+dashboard page, where a person accepts one screenshot diff."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import zipfile
@@ -13,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.dashboard import browser, sign_in
 from tests.replay_app import shopping_json, write_app
 from tests.server import Server, running_server
 
@@ -103,3 +106,29 @@ def test_a_run_is_triggered_waited_for_and_explained_on_the_command_line(
         assert answer.status_code == 201, answer.text
     kept = server.run("feedback")
     assert kept.returncode == 0 and "[helped]: The timeline diff was clear" in kept.stdout
+
+    # The dashboard: a person sees the run's screenshots with their images and DOM diff, and
+    # accepts one.
+    with contextlib.contextmanager(browser)() as chromium:
+        page = chromium.new_page(viewport={"width": 1280, "height": 800})
+        sign_in(page, server, "admin")
+        page.goto(f"{server.url}/test-runs/{run_id}")
+        shots = page.locator(".replay-shot")
+        assert shots.count() == 6
+        first = shots.first
+        images = first.locator("img")
+        assert images.count() == 3
+        assert all(
+            images.nth(i).evaluate("(img) => img.complete && img.naturalWidth === 800")
+            or images.nth(i).evaluate(
+                "(img) => new Promise((ok) => img.addEventListener('load', "
+                "() => ok(img.naturalWidth === 800), {once: true}))"
+            )
+            for i in range(3)
+        )
+        assert '+"Add to list"' in first.locator(".dom-diff").text_content(timeout=5000)
+        first.get_by_role("button", name="Accept").click()
+        accepted = page.locator(".replay-shot").first.locator("[data-decision]")
+        accepted.filter(has_text="accepted").wait_for(timeout=10_000)
+    counts = server.json("test-run", "diffs", run_id, "--all", key="agent")
+    assert len(counts["diffs"]) == 6

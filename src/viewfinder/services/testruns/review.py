@@ -34,13 +34,13 @@ DECISIONS = {"pending": "unreviewed", "accepted": "accepted", "denied": "rejecte
 DIFFERING = ("diff", "different-size", "missing-base", "missing-head", "flake")
 
 
-def _decision(comparison: Comparison | None) -> str:
+def decision_of(comparison: Comparison | None) -> str:
     if comparison is None:
         return "unreviewed"
     return DECISIONS.get(comparison.decision, comparison.decision)
 
 
-def _open_comments(s: Session, comparison_id: str | None) -> int:
+def open_comments(s: Session, comparison_id: str | None) -> int:
     if comparison_id is None:
         return 0
     return int(
@@ -107,8 +107,8 @@ def get_test_run_diffs(
             if not everything and not shot.representative:
                 continue
             comparison = s.get(Comparison, shot.comparison_id) if shot.comparison_id else None
-            decision = _decision(comparison)
-            comments = _open_comments(s, shot.comparison_id)
+            decision = decision_of(comparison)
+            comments = open_comments(s, shot.comparison_id)
             if filters and not (
                 (only_unreviewed and decision == "unreviewed")
                 or (only_rejected and decision == "rejected")
@@ -169,7 +169,7 @@ def get_test_run_diffs_counts(
                 outcomes[shot.outcome] += 1
             if shot.outcome in DIFFERING:
                 comparison = s.get(Comparison, shot.comparison_id) if shot.comparison_id else None
-                decisions[_decision(comparison)] += 1
+                decisions[decision_of(comparison)] += 1
         replays = s.scalar(
             select(func.count(ReplayDiff.id)).where(ReplayDiff.test_run_id == run.id)
         )
@@ -352,7 +352,7 @@ def decide(
         )
     with env.db.write() as s:
         comparison_id = _comparison_id(s, actor, replay_diff_id, screenshot_name)
-        if decision != "reject" and _open_comments(s, comparison_id):
+        if decision != "reject" and open_comments(s, comparison_id):
             raise Conflict(
                 f"screenshot {screenshot_name} of {replay_diff_id} has open comment threads: "
                 "resolve them first (reject always works)"
@@ -362,7 +362,7 @@ def decide(
         row.decision = PERSON_DECISIONS[decision]
         row.decided_by = actor.key_id
         row.decided_at = utcnow()
-        return {"decision": _decision(row)}
+        return {"decision": decision_of(row)}
 
 
 def ignore_diff(
