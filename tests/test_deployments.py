@@ -12,6 +12,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -260,10 +261,10 @@ def test_container_builds_are_refused_with_the_reason_when_no_runtime_works(
 ) -> None:
     auth = {"Authorization": f"Bearer {keys.secrets['ci']}"}
     answer = client.post("/api/v1/deployments/containers/uploads", headers=auth)
-    assert answer.status_code == 503
+    assert answer.status_code == 409
     assert "no container runtime is configured" in answer.json()["error"]["message"]
     assert "VIEWFINDER_CONTAINER_RUNTIME=docker" in answer.json()["error"]["message"]
-    with pytest.raises(Unavailable, match="no container runtime"):
+    with pytest.raises(Conflict, match="no container runtime"):
         deployments.register_container_build(env, keys.ci, "upl_x", SHA)
 
     def with_runtime(runtime: str) -> Env:
@@ -343,3 +344,41 @@ def test_with_blobs_in_s3_the_zip_goes_straight_to_the_bucket_by_a_presigned_url
             deployments.register_asset_build(s3, ci, bad.upload_id, SHA)
     finally:
         s3.close()
+
+
+def test_uploaded_builds_count_against_the_projects_storage_quota(
+    env: Env, keys: Keys, client: TestClient
+) -> None:
+    from viewfinder.services import images
+
+    data = make_zip(APP)
+    upload_id, put = upload_zip(client, keys.secrets["ci"], data)
+    assert put.status_code == 200
+    assert images.usage(env, keys.admin).used_bytes == len(data)
+    images.set_quota(env, keys.admin, len(data) + 10)
+    bigger = make_zip({**APP, "assets/more.js": "x = 1;" * 500})
+    second, refused = upload_zip(client, keys.secrets["ci"], bigger)
+    assert refused.status_code == 402, refused.text
+    assert "storage quota reached" in refused.json()["error"]["message"]
+    with env.db.read() as s:
+        assert s.get_one(DeploymentUpload, second).sha256 is None
+    deployments.register_asset_build(env, keys.ci, upload_id, SHA)
+    assert images.usage(env, keys.admin).used_bytes == len(data)  # counted once
+
+
+def test_uploads_never_registered_are_forgotten_after_their_url_expired(
+    env: Env, keys: Keys, client: TestClient
+) -> None:
+    kept, put = upload_zip(client, keys.secrets["ci"], make_zip(APP))
+    deployments.register_asset_build(env, keys.ci, kept, SHA)
+    stale, _ = upload_zip(client, keys.secrets["ci"], make_zip(APP, top="site/"))
+    fresh = deployments.request_asset_upload(env, keys.ci).upload_id
+    with env.db.write() as s:
+        for upload_id in (kept, stale):
+            s.get_one(DeploymentUpload, upload_id).expires_at -= timedelta(days=1)
+    assert deployments.expire_uploads(env) == 1
+    with env.db.read() as s:
+        assert s.get(DeploymentUpload, stale) is None
+        assert s.get(DeploymentUpload, kept) is not None and s.get(DeploymentUpload, fresh)
+    with pytest.raises(NotFound, match="no upload"):
+        deployments.register_asset_build(env, keys.ci, stale, SHA)

@@ -200,6 +200,7 @@ def test_a_visit_is_recorded_cross_origin_with_masking_and_the_last_page_arrives
     scrolled = recorded_events(page) + 1
     eventually(lambda: recorded_events(page) >= scrolled, "the scroll to be recorded")
     page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate("window.Viewfinder.identify('ada@shop.example')")  # the app says who
     page.click("#about")
     page.wait_for_url("**/about")
     assert page.evaluate("window.appSawReplay") is False
@@ -236,6 +237,7 @@ def test_a_visit_is_recorded_cross_origin_with_masking_and_the_last_page_arrives
     assert "click link 'About us'" in flow
     assert flow[-2:] == ["type 'last words' into textbox 'Note'", "press Tab in textbox 'Note'"]
     assert data.network == ["GET /api/items 200 x2", "POST /api/items 201"]
+    assert data.recorded_by == "ada@shop.example"
     assert [u.split("/", 3)[-1] for u in data.urls] == ["", "about"]
 
     recording = sessions.get_recording(setup.env, setup.agent, data.id)

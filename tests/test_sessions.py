@@ -326,7 +326,9 @@ def test_only_the_projects_allowed_origins_may_send_and_preflights_are_answered(
     bad_origin = client.put(
         "/api/v1/project/record-origins", json={"origins": ["shop.example"]}, headers=admin
     )
-    assert bad_origin.status_code == 400 and "is not an origin" in bad_origin.text
+    assert bad_origin.status_code == 400 and "origins.0" in bad_origin.text
+    with pytest.raises(InvalidInput, match="is not an origin"):
+        sessions.set_record_origins(env, keys.admin, ["shop.example"])
     ci = {"Authorization": f"Bearer {keys.secrets['ci']}"}
     assert (
         client.put("/api/v1/project/record-origins", json={"origins": None}, headers=ci).status_code
@@ -425,3 +427,37 @@ def test_the_recorder_is_served_with_the_sample_rate_of_the_settings(client: Tes
     assert "var SAMPLE_RATE = 1.0;" in answer.text
     assert "var SAMPLE_RATE = 0.25;" in recorder_script(0.25)
     assert "var SAMPLE_RATE = 0.0;" in recorder_script(-3)
+
+
+def test_an_admin_can_forget_a_session_and_everything_it_sent(
+    env: Env, keys: Keys, record_key: str, client: TestClient
+) -> None:
+    session_id = send(client, record_key, first_batch()).json()["session_id"]
+    send(client, record_key, second_batch())
+    kept = send(client, record_key, first_batch("tab-other-00001")).json()["session_id"]
+    refused = client.delete(
+        f"/api/v1/sessions/{session_id}", headers={"Authorization": f"Bearer {keys.secrets['ci']}"}
+    )
+    assert refused.status_code == 403 and "'admin' role" in refused.json()["error"]["message"]
+    admin = {"Authorization": f"Bearer {keys.secrets['admin']}"}
+    assert client.delete(f"/api/v1/sessions/{session_id}", headers=admin).status_code == 204
+    assert stored(env) == (1, 1)
+    assert [s.id for s in sessions.list_sessions(env, keys.agent).sessions] == [kept]
+    assert client.delete(f"/api/v1/sessions/{session_id}", headers=admin).status_code == 404
+
+
+def test_batches_of_a_new_session_sent_at_once_make_one_session(
+    env: Env, keys: Keys, record_key: str
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    actor = projects.authenticate(env, record_key, recording=True)
+    later = [second_batch("tab-race-000001") | {"seq": seq} for seq in range(1, 8)]
+    batches = [json.dumps(b).encode() for b in [first_batch("tab-race-000001"), *later]]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda raw: sessions.ingest(env, actor, raw, origin=APP), batches))
+    assert len({r.session_id for r in results}) == 1
+    assert all(r.stored for r in results)
+    assert stored(env) == (1, 8)
+    data = sessions.get_session_data(env, keys.agent, results[0].session_id)
+    assert len(data.user_flow) == 2 + 3 * 7  # every batch, whichever came first

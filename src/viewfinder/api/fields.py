@@ -48,10 +48,18 @@ PrNumber = Annotated[JsonInt | None, Field(None, json_schema_extra=PR)]
 CommentText = Annotated[
     str, Field(description="1 to 4000 characters.", json_schema_extra=text(threads.BODY_MAX))
 ]
-Roles = Annotated[
-    list[str],
-    Field(json_schema_extra={"minItems": 1, "items": {"type": "string", "enum": [*ROLES, RECORD]}}),
-]
+
+
+def _roles_schema(schema: dict[str, Any]) -> None:
+    # One or more of the roles, or `record` alone (a recorder's key carries no other role).
+    schema.clear()
+    schema["anyOf"] = [
+        {"type": "array", "minItems": 1, "items": {"type": "string", "enum": list(ROLES)}},
+        {"type": "array", "minItems": 1, "items": {"type": "string", "const": RECORD}},
+    ]
+
+
+Roles = Annotated[list[str], Field(json_schema_extra=_roles_schema)]
 KeyLabel = Annotated[str, Field("", json_schema_extra=line(100, minimum=0))]
 KeyKind = Annotated[str, Field("person", json_schema_extra={"enum": list(projects.KINDS)})]
 

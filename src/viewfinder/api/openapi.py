@@ -14,7 +14,11 @@ from viewfinder.plumbing.errorshape import ErrorResponse
 from viewfinder.services import permissions
 
 # Operations that store bytes: over the project's quota (402), or over a size limit (413).
-STORING = {"add_stories", "push", "compare_images"}
+STORING = {"add_stories", "push", "compare_images", "receive_upload", "register_asset_build"}
+# Operations that refuse a body over a size limit (413) without storing it against the quota.
+SIZED = {"ingest_session"}
+# Operations that depend on something outside the server that can be down (503).
+DEPENDENT = {"request_container_upload", "register_container_build"}
 REASONS = {
     400: "The request cannot be carried out as given; the message says what to change.",
     401: "No key, or an unknown or revoked one.",
@@ -23,6 +27,7 @@ REASONS = {
     404: "Nothing of that id in the key's project (or a link that names nothing).",
     409: "The state changed, or forbids this now; the message says what to do.",
     413: "The upload is over a size limit.",
+    503: "Something the operation needs is down (e.g. the container runtime); try later.",
     500: "A failure nobody expected; the message carries a request id for the server log.",
 }
 
@@ -38,6 +43,10 @@ def statuses(operation: str, method: str) -> list[int]:
         found.append(409)
     if operation in STORING:
         found += [402, 413]
+    if operation in SIZED:
+        found.append(413)
+    if operation in DEPENDENT:
+        found.append(503)
     return sorted(found)
 
 

@@ -14,6 +14,8 @@
   "use strict";
   var SAMPLE_RATE = 1; /* set by the server */
   var BODY_MAX = 64 * 1024;
+  var STORAGE_MAX = 16 * 1024; /* each of local and session storage, at the start */
+  var VALUE_MAX = 10000; /* typed text kept per input */
   var BATCH_MAX = 60 * 1024; /* sendBeacon and keepalive fetch carry about 64 kB */
   var FLUSH_MS = 2000;
   var STORE = "viewfinder:recorder";
@@ -50,7 +52,7 @@
         if (k === skip) continue;
         var v = area.getItem(k) || "";
         size += k.length + v.length;
-        if (size > BODY_MAX) break;
+        if (size > STORAGE_MAX) break;
         out[k] = v;
       }
     } catch (e) { /* storage blocked */ }
@@ -183,7 +185,7 @@
     typing = null;
     if (masked(el)) return;
     var d = describe(el);
-    push({ t: t, type: "input", selectors: d.selectors, box: d.box, label: d.label, value: String(el.value == null ? "" : el.value) });
+    push({ t: t, type: "input", selectors: d.selectors, box: d.box, label: d.label, value: String(el.value == null ? "" : el.value).slice(0, VALUE_MAX) });
   }
   document.addEventListener("click", function (e) {
     if (!e.isTrusted) return;
@@ -346,7 +348,8 @@
     var text = JSON.stringify(body);
     if (leaving && navigator.sendBeacon && navigator.sendBeacon(endpoint, new Blob([text], { type: "text/plain" }))) return;
     try {
-      fetch(endpoint, { method: "POST", body: text, keepalive: true, mode: "cors", credentials: "omit",
+      /* keepalive lets the request outlive the page, but only for about 64 kB */
+      fetch(endpoint, { method: "POST", body: text, keepalive: text.length <= BATCH_MAX, mode: "cors", credentials: "omit",
                         headers: { "Content-Type": "text/plain" } }).then(function (response) {
         if (response.status === 413) { state.capped = true; save(); }
       }, function () { /* offline: this batch is lost, the session goes on */ });

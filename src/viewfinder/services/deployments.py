@@ -21,11 +21,12 @@ from typing import Any, Literal
 
 import httpx
 from pydantic import Field
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from viewfinder.capture.policy import Policy
 from viewfinder.errors import Conflict, InvalidInput, NotFound, Unavailable
 from viewfinder.ids import new_id, well_formed
+from viewfinder.jobs import registry
 from viewfinder.replay.bundle import BundleLimits, check_zip, unpack
 from viewfinder.replay.static import Rewrite, StaticServer, check_rewrites
 from viewfinder.services import permissions, storage
@@ -36,6 +37,9 @@ from viewfinder.store.models import utcnow
 from viewfinder.store.recorded import Deployment, DeploymentUpload
 
 UPLOAD_PURPOSE = "deployment-upload"
+# An upload asked for and never registered is forgotten this long after its URL expired (its
+# zip, no longer referenced, is then swept with other unreferenced blobs).
+UPLOAD_KEPT = timedelta(hours=1)
 CONTAINER_START_SECONDS = 60.0
 
 
@@ -276,10 +280,12 @@ def register_preview(env: Env, actor: Actor, url: str, commit_sha: str) -> Deplo
 
 
 def _runtime(env: Env) -> str:
-    """The container runtime's command, checked to answer. Raises Unavailable."""
+    """The container runtime's command, checked to answer. Raises Conflict (none configured),
+    Unavailable (it does not work)."""
     runtime = env.settings.container_runtime
     if not runtime:
-        raise Unavailable(
+        # 409, not 503: waiting will not make a runtime appear; the server is set up without.
+        raise Conflict(
             "this server runs no containers: no container runtime is configured. Set "
             "VIEWFINDER_CONTAINER_RUNTIME=docker on a machine where `docker info` works, or "
             "deploy a static build (viewfinder deploy DIR) or a running preview's URL instead"
@@ -314,7 +320,7 @@ def _image_name(upload_id: str) -> str:
 
 def request_container_upload(env: Env, actor: Actor) -> ContainerTicket:
     """Where to put a container image for a deployment: a tag in the server's runtime.
-    Raises Forbidden, Unavailable (no runtime configured, or it does not work)."""
+    Raises Forbidden, Conflict (no runtime configured), Unavailable (it does not work)."""
     permissions.require(actor, "request_container_upload")
     runtime = _runtime(env)
     upload = _new_upload(env, actor, "container")
@@ -339,18 +345,23 @@ def register_container_build(
     container_env: dict[str, str] | None = None,
     health_check: str = "/",
 ) -> DeploymentRecord:
-    """The image tagged for ``upload_id`` as a deployment. Raises Forbidden, Unavailable (no
-    runtime), NotFound, Conflict (no such image in the runtime), InvalidInput."""
+    """The image tagged for ``upload_id`` as a deployment. Raises Forbidden, Conflict (no
+    runtime configured, no such image in it), Unavailable (it does not work), NotFound,
+    InvalidInput."""
     permissions.require(actor, "register_container_build")
     sha = check_sha(commit_sha)
-    runtime = _runtime(env)
     if not isinstance(container_port, int) or not 1 <= container_port <= 65535:
         raise InvalidInput("containerPort must be a port number, 1 to 65535")
     variables = container_env or {}
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in variables.items()):
         raise InvalidInput("containerEnv must map names to string values")
-    if not isinstance(health_check, str) or not health_check.startswith("/"):
+    if (
+        not isinstance(health_check, str)
+        or not health_check.startswith("/")
+        or len(health_check) > 500
+    ):
         raise InvalidInput("containerHealthCheckEndpoint must be a path starting with /")
+    runtime = _runtime(env)
     with env.db.read() as s:
         upload = _upload(s, actor.project_id, upload_id)
         if upload.kind != "container":
@@ -495,3 +506,18 @@ def _wait_healthy(url: str) -> None:
                 f"the container did not answer {url} within {CONTAINER_START_SECONDS:.0f} s"
             )
         time.sleep(0.25)
+
+
+def expire_uploads(env: Env) -> int:
+    """Forget uploads never registered whose URL expired over UPLOAD_KEPT ago; how many."""
+    with env.db.write() as s:
+        done = s.execute(
+            delete(DeploymentUpload).where(
+                DeploymentUpload.state != "registered",
+                DeploymentUpload.expires_at < utcnow() - UPLOAD_KEPT,
+            )
+        )
+        return int(done.rowcount or 0)  # type: ignore[attr-defined]
+
+
+registry.register_periodic(registry.Periodic("expire-uploads", 600.0, expire_uploads))

@@ -100,6 +100,8 @@ OPERATIONS: dict[str, Needs] = {
     "list_feedback": Needs("admin", "read the feedback sent to this server"),
     "create_key": Needs("admin", "create keys"),
     "revoke_key": Needs("admin", "revoke keys"),
+    # a visitor who asks to be forgotten
+    "delete_session": Needs("admin", "delete recorded sessions"),
 }
 
 

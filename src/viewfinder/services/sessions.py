@@ -17,7 +17,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field
-from sqlalchemy import exists, select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from viewfinder.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
@@ -30,6 +30,9 @@ from viewfinder.store.models import Project, utcnow
 from viewfinder.store.recorded import RecordedSession, SessionBatch, SessionUrl
 
 CLIENT_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_PORT = r"([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+ORIGIN_PATTERN = rf"^https?://[A-Za-z0-9]([A-Za-z0-9.-]{{0,252}})(:{_PORT})?/?$"
+ORIGIN_MAX = 300
 MAX_BATCH_SEQ = 1_000_000
 MAX_ORIGINS = 50
 # A session that sent nothing for this long is complete (a visitor never says goodbye).
@@ -106,7 +109,8 @@ def _record(row: RecordedSession, now: datetime, include: set[str]) -> SessionRe
 
 def normalise_origin(origin: str) -> str:
     """``scheme://host[:port]`` in lower case, default ports left out. Raises InvalidInput."""
-    parts = urlsplit(origin.strip()) if isinstance(origin, str) else None
+    text = origin if isinstance(origin, str) and len(origin) <= ORIGIN_MAX else ""
+    parts = urlsplit(text) if re.match(ORIGIN_PATTERN, text) else None
     if (
         parts is None
         or parts.scheme not in ("http", "https")
@@ -506,3 +510,16 @@ def get_session_data(env: Env, actor: Actor, session_id: str) -> SessionData:
         network=recording.network_summary(),
         urls=[u.url for u in recording.urls],
     )
+
+
+def delete_session(env: Env, actor: Actor, session_id: str) -> None:
+    """Forget a recorded session and everything it sent (a visitor asked to be forgotten).
+    Replays already made of it keep their screenshots; it is never replayed again. Raises
+    Forbidden (admin role), NotFound."""
+    permissions.require(actor, "delete_session")
+    with env.db.write() as s:
+        row = _session(s, actor, session_id)
+        # Children first: SQLite enforces no ON DELETE CASCADE without its foreign-key pragma.
+        s.execute(delete(SessionBatch).where(SessionBatch.session_id == row.id))
+        s.execute(delete(SessionUrl).where(SessionUrl.session_id == row.id))
+        s.delete(row)

@@ -20,6 +20,7 @@ from viewfinder.jobs import registry
 from viewfinder.services.env import Env
 from viewfinder.store import references
 from viewfinder.store.models import Baseline, Blob, Comparison, Image, Project, utcnow
+from viewfinder.store.recorded import Deployment, DeploymentUpload
 
 log = logging.getLogger("viewfinder.storage")
 GRACE = timedelta(hours=1)  # an unreferenced blob younger than this may belong to an upload
@@ -37,7 +38,8 @@ class Bytes:
 
 
 def usage_bytes(s: Session, project_id: str) -> int:
-    """Bytes this project keeps: each distinct blob of its live images, baselines and diffs."""
+    """Bytes this project keeps: each distinct blob of its live images, baselines, diffs and
+    deployments' zips (uploaded or registered)."""
     live = select(Image.sha256).where(Image.project_id == project_id, Image.expired_at.is_(None))
     kept = (
         select(Image.sha256)
@@ -47,7 +49,13 @@ def usage_bytes(s: Session, project_id: str) -> int:
     diffs = select(Comparison.diff_sha256.label("sha256")).where(
         Comparison.project_id == project_id, Comparison.diff_sha256.is_not(None)
     )
-    shas = live.union(kept, diffs).subquery()
+    builds = select(Deployment.sha256.label("sha256")).where(
+        Deployment.project_id == project_id, Deployment.sha256.is_not(None)
+    )
+    uploads = select(DeploymentUpload.sha256.label("sha256")).where(
+        DeploymentUpload.project_id == project_id, DeploymentUpload.sha256.is_not(None)
+    )
+    shas = live.union(kept, diffs, builds, uploads).subquery()
     total = s.scalar(
         select(func.coalesce(func.sum(Blob.size), 0)).join(shas, shas.c.sha256 == Blob.sha256)
     )

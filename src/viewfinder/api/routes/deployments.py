@@ -57,8 +57,14 @@ async def receive_upload(token: str, request: Request, env: EnvDep) -> UploadRec
 
 
 class Rule(Body):
-    source: str = Field(description="A path pattern; * matches anything.", max_length=500)
-    destination: str = Field(description="The build's file that answers it.", max_length=500)
+    source: str = Field(
+        description="A path pattern; * matches anything.",
+        json_schema_extra={"maxLength": 500, "pattern": "^/"},
+    )
+    destination: str = Field(
+        description="The build's file that answers it.",
+        json_schema_extra={"maxLength": 500, "pattern": "^/"},
+    )
 
 
 class AssetBuild(Body):
@@ -103,7 +109,7 @@ class ContainerBuild(Body):
     commit_sha: CommitSha
     container_port: JsonInt = Field(3000, json_schema_extra={"minimum": 1, "maximum": 65535})
     container_env: dict[str, str] = Field(default_factory=dict)
-    health_check: str = Field("/", max_length=500)
+    health_check: str = Field("/", json_schema_extra={"maxLength": 500, "pattern": "^/"})
 
 
 @router.post("/deployments/containers", status_code=201, **op("register_container_build"))

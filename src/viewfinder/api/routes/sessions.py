@@ -105,7 +105,8 @@ async def list_sessions(
     recorded_by: Annotated[str | None, Query(max_length=200)] = None,
     exclude_synthetic: bool = False,
     visited_url_filter: Annotated[
-        str | None, Query(description="A URL glob; * matches anything.", max_length=1000)
+        str | None,
+        Query(description="A URL glob; * matches anything.", min_length=1, max_length=1000),
     ] = None,
     include: Annotated[
         list[str] | None,
@@ -141,6 +142,13 @@ async def get_session(session_id: str, env: EnvDep, actor: ActorDep) -> SessionD
     return await call(sessions.get_session_data, env, actor, session_id)
 
 
+@router.delete("/sessions/{session_id}", status_code=204, **op("delete_session"))
+async def delete_session(session_id: str, env: EnvDep, actor: ActorDep) -> Response:
+    """Forget a recorded session and all it sent (admin role)."""
+    await call(sessions.delete_session, env, actor, session_id)
+    return Response(status_code=204)
+
+
 @router.get("/sessions/{session_id}/recording", **op("get_session"))
 async def get_recording(session_id: str, env: EnvDep, actor: ActorDep) -> dict[str, Any]:
     """The session's whole recording (the recording format, version 1)."""
@@ -149,7 +157,10 @@ async def get_recording(session_id: str, env: EnvDep, actor: ActorDep) -> dict[s
 
 
 class Origins(Body):
-    origins: list[Annotated[str, Field(max_length=300)]] | None = Field(
+    origins: (
+        list[Annotated[str, Field(max_length=sessions.ORIGIN_MAX, pattern=sessions.ORIGIN_PATTERN)]]
+        | None
+    ) = Field(
         description="Origins (scheme://host[:port]) whose pages may send sessions; null: any.",
         max_length=sessions.MAX_ORIGINS,
     )
