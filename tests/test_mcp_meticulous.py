@@ -18,6 +18,7 @@ import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from sqlalchemy import select
 
 from tests.agent_session import connect, data, serving, text, worker
 from tests.conftest import Keys
@@ -26,6 +27,8 @@ from tests.server import VIEWFINDER
 from viewfinder.mcp import meticulous
 from viewfinder.services import projects, sessions
 from viewfinder.services.env import Env
+from viewfinder.store.models import Image
+from viewfinder.store.replay_models import Replay, ReplayScreenshot
 
 BASE_SHA, HEAD_SHA, FIXED_SHA = "1" * 40, "2" * 40, "3" * 40
 pytestmark = pytest.mark.parametrize("env", ["sqlite"], indirect=True)
@@ -178,6 +181,21 @@ def test_an_agent_drives_a_change_to_zero_diffs_with_the_reference_loop(
             assert sent["feedbackId"].startswith("fbk_")
 
     anyio.run(loop)
+    # The visitor asks to be forgotten: what the replays kept of the session goes too.
+    sessions.delete_session(env, keys.admin, recorded)
+    with env.db.read() as s:
+        replays = list(s.scalars(select(Replay).where(Replay.session_id == recorded)))
+        assert len(replays) == 3 and all(r.timeline == [] for r in replays)
+        shots = list(
+            s.scalars(
+                select(ReplayScreenshot).where(
+                    ReplayScreenshot.replay_id.in_([r.id for r in replays])
+                )
+            )
+        )
+        assert shots and all(shot.dom == "" for shot in shots)
+        kept = s.scalars(select(Image).where(Image.id.in_([shot.image_id for shot in shots])))
+        assert {image.expired_reason for image in kept} == {"forgotten"}
 
 
 def test_refusals_come_back_as_coded_tool_errors(env: Env, keys: Keys) -> None:
