@@ -95,6 +95,7 @@ bench: install chromium wrk $(PEERS_STAMP)
 	$(PY) -m bench.build
 	$(PY) -m bench.scale
 	$(PY) -m bench.checkups
+	$(PY) -m bench.replays
 	$(PY) -m bench.api
 	$(PY) -m bench.memory
 

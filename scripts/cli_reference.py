@@ -49,6 +49,12 @@ COMMANDS = [
     ["deploy"],
     ["sessions"],
     ["session"],
+    ["test-run", "trigger"],
+    ["test-run", "diffs"],
+    ["test-run", "dom-diff"],
+    ["test-run", "timeline-diff"],
+    ["test-run", "coverage"],
+    ["feedback"],
 ]
 
 

@@ -29,6 +29,8 @@ RULES_BEYOND_THE_DOCUMENT = {
     "set_policy": "exactly one of context_key and pr_number; ttl_seconds only with ttl",
     "receive_upload": "the bytes must be a zip of a static build",
     "register_preview": "the URL must lead to an address captures may reach",
+    "trigger_test_run": "a git diff must name a changed file; some session must be chosen",
+    "report_check": "exactly one of text and failed_reason",
 }
 FIND_BUILD = "GET /api/v1/build"  # exactly one of build_id, commit_sha and pr_number
 

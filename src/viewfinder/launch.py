@@ -109,7 +109,8 @@ def mcp(
     profile: Annotated[
         str,
         typer.Option(
-            help="Tool set: default, uiverify or miseru (names as those products use them).",
+            help="Tool set: default, uiverify, miseru or meticulous (names as those products "
+            "use them).",
         ),
     ] = "default",
     data_dir: DataDirOption = Path(".viewfinder"),

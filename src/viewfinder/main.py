@@ -19,6 +19,7 @@ from viewfinder.cli import (
     keys,
     push,
     sessions,
+    testruns,
     upload,
 )
 from viewfinder.cli.client import ClientError
@@ -58,6 +59,8 @@ app.add_typer(github.app, name="github")
 app.command("deploy")(deploy.deploy)
 app.command("sessions")(sessions.sessions)
 app.command("session")(sessions.session)
+app.add_typer(testruns.app, name="test-run")
+app.command("feedback")(testruns.feedback)
 
 
 @app.callback()

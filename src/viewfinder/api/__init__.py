@@ -18,6 +18,7 @@ def install(app: FastAPI) -> None:
         github,
         project,
         sessions,
+        testruns,
     )
 
     errors.install(app)
@@ -31,6 +32,7 @@ def install(app: FastAPI) -> None:
         github.router,
         deployments.router,
         sessions.router,
+        testruns.router,
     ):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)

@@ -6,7 +6,7 @@ from mcp.server.mcpserver import MCPServer
 
 from viewfinder import __version__
 from viewfinder.errors import InvalidInput
-from viewfinder.mcp import default, miseru, prompts, uiverify
+from viewfinder.mcp import default, meticulous, miseru, prompts, uiverify
 from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, register
 
 BASE_PATH = "/mcp"
@@ -39,12 +39,26 @@ INSTRUCTIONS = {
         "miseru_approve, and close a merged PR with miseru_close_context reason merged so its "
         "baselines become the shared ones. Tool errors start with a [code]."
     ),
+    "meticulous": (
+        "Session replays (Meticulous's tools, served by Viewfinder): recorded user sessions "
+        "replayed on each deployment and compared screenshot by screenshot with the base "
+        "commit's. Review a run: get_test_run_diffs (poll while it answers processing), then "
+        "get_image_urls, get_dom_diff and get_timeline_diff for each row; reject_diff a "
+        "regression, ignore_diff noise (a comment only). Drive a change to zero diffs: "
+        "request_asset_upload, PUT the zip, register_asset_build, trigger_test_run, "
+        "get_test_run_diffs. Tool errors start with a [code]."
+    ),
 }
 
 
 def profiles() -> dict[str, list[ToolSpec]]:
     """Every profile's tools, by profile name."""
-    return {"default": default.TOOLS, "uiverify": uiverify.TOOLS, "miseru": miseru.TOOLS}
+    return {
+        "default": default.TOOLS,
+        "uiverify": uiverify.TOOLS,
+        "miseru": miseru.TOOLS,
+        "meticulous": meticulous.TOOLS,
+    }
 
 
 def build_server(profile: str, backend: Backend) -> MCPServer:

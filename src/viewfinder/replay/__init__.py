@@ -6,4 +6,49 @@ only ``viewfinder.capture`` (the warm Chromium camera), ``viewfinder.imaging`` a
 ``viewfinder.errors``.
 
 ``recording.py`` holds the recording format shared with the recorder and the ingest.
+
+Use::
+
+    replay(recording, base_url, chromium="/usr/bin/chromium", seconds=120) -> ReplayResult
+        screenshots after-event-N and end-state (PNG, normalised DOM, coverage each),
+        the timeline and what the page did that the recording did not
+    dom_diff(base_dom, head_dom, context=3)          "[diff N]" hunks, indentation stripped
+    timeline_diff(base, head)                        rows diff/timeMs/event/description
+    coverage.diff(base_files, head_files)            rows keyed by file and function
 """
+
+from __future__ import annotations
+
+from viewfinder.capture.camera import camera
+from viewfinder.capture.policy import CHROMIUM
+from viewfinder.replay.diffs import dom_diff, timeline_diff
+from viewfinder.replay.model import (
+    ENGINE_VERSION,
+    FileCoverage,
+    ReplayResult,
+    ReplayShot,
+    TimelineEntry,
+)
+from viewfinder.replay.player import runner
+from viewfinder.replay.recording import Recording
+
+__all__ = [
+    "ENGINE_VERSION",
+    "FileCoverage",
+    "Recording",
+    "ReplayResult",
+    "ReplayShot",
+    "TimelineEntry",
+    "dom_diff",
+    "replay",
+    "timeline_diff",
+]
+
+
+def replay(
+    recording: Recording, base_url: str, *, chromium: str = CHROMIUM, seconds: float = 120.0
+) -> ReplayResult:
+    """Play ``recording`` on the deployment served at ``base_url`` in this process's warm
+    Chromium. Raises CaptureFailed when the browser fails or the replay outlives
+    ``seconds``."""
+    return camera(chromium).run(runner(recording, base_url, seconds), seconds=seconds)

@@ -16,3 +16,4 @@ def register() -> None:
         pushes,
         storage,
     )
+    from viewfinder.services.testruns import work  # noqa: F401

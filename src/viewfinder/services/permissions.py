@@ -46,6 +46,8 @@ OPERATIONS: dict[str, Needs] = {
     "get_pr_changeset": _read("read a pull request's changes"),
     "pr_comment": _read("write a pull request's comment body"),
     "get_github": _read("see whether the project has a GitHub token"),
+    "read_test_runs": _read("read test runs"),
+    "submit_feedback": _read("send feedback"),
     "get_deployment": _read("read a deployment"),
     "list_deployments": _read("list deployments"),
     "list_sessions": _read("list recorded sessions"),
@@ -65,6 +67,8 @@ OPERATIONS: dict[str, Needs] = {
     "finalize_build": Needs("upload", "upload screenshots"),
     "push": Needs("upload", "push screenshots"),
     "compare_images": Needs("upload", "compare images"),
+    "trigger_test_run": Needs("upload", "trigger test runs"),
+    "report_check": Needs("upload", "report a test run's custom checks"),
     "set_policy": Needs("upload", "set a context's expiry policy"),
     # deploying a build to replay sessions on (CI)
     "request_asset_upload": Needs("upload", "upload builds"),
@@ -95,6 +99,7 @@ OPERATIONS: dict[str, Needs] = {
     "set_github": Needs("admin", "set the project's GitHub token"),
     "set_quota": Needs("admin", "change the storage quota"),
     "list_keys": Needs("admin", "list keys"),
+    "list_feedback": Needs("admin", "read the feedback sent to this server"),
     "create_key": Needs("admin", "create keys"),
     "revoke_key": Needs("admin", "revoke keys"),
     # a visitor who asks to be forgotten

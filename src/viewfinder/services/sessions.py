@@ -26,6 +26,7 @@ from viewfinder.replay.recording import Recording
 from viewfinder.services import permissions
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
+from viewfinder.services.testruns import forget
 from viewfinder.store.models import Project, utcnow
 from viewfinder.store.recorded import RecordedSession, SessionBatch, SessionUrl
 
@@ -513,13 +514,14 @@ def get_session_data(env: Env, actor: Actor, session_id: str) -> SessionData:
 
 
 def delete_session(env: Env, actor: Actor, session_id: str) -> None:
-    """Forget a recorded session and everything it sent (a visitor asked to be forgotten).
-    Replays already made of it keep their screenshots; it is never replayed again. Raises
-    Forbidden (admin role), NotFound."""
+    """Forget a recorded session and everything it sent (a visitor asked to be forgotten),
+    and what its replays kept of it (screenshots, DOM, timelines: testruns.forget); it is
+    never replayed again. Raises Forbidden (admin role), NotFound."""
     permissions.require(actor, "delete_session")
     with env.db.write() as s:
         row = _session(s, actor, session_id)
         # Children first: SQLite enforces no ON DELETE CASCADE without its foreign-key pragma.
         s.execute(delete(SessionBatch).where(SessionBatch.session_id == row.id))
         s.execute(delete(SessionUrl).where(SessionUrl.session_id == row.id))
+        forget.forget_session(s, row.project_id, row.id)
         s.delete(row)

@@ -372,6 +372,7 @@ class Job(Base):
     finished_at: Mapped[datetime | None]
 
 
-# Session replays' tables live beside these, in their own module; importing it here makes them
-# part of Base.metadata wherever the models are.
+# Session replays' tables live beside these, in their own modules; importing them here makes
+# them part of Base.metadata wherever the models are.
 from viewfinder.store import recorded as _recorded  # noqa: E402, F401
+from viewfinder.store import replay_models as _replay_models  # noqa: E402, F401

@@ -1,0 +1,134 @@
+"""`viewfinder test-run` against a real `viewfinder serve` whose worker replays in Chromium: a
+session sent as recorder.js sends it, two builds uploaded as zips, a run triggered and waited
+for, its diffs, DOM diff, timeline diff and coverage read on the command line, then the run's
+dashboard page, where a person accepts one screenshot diff."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.dashboard import browser, sign_in
+from tests.replay_app import shopping_json, write_app
+from tests.server import Server, running_server
+
+BASE_SHA, HEAD_SHA = "4" * 40, "5" * 40
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_server("sqlite", tmp_path_factory.mktemp("server")) as s:
+        yield s
+
+
+def _zip(root: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(root).as_posix())
+    return buffer.getvalue()
+
+
+def _deploy(http: httpx.Client, root: Path, sha: str) -> str:
+    ticket = http.post("/api/v1/deployments/uploads").json()
+    assert http.put(ticket["upload_url"], content=_zip(root)).status_code == 200
+    made = http.post(
+        "/api/v1/deployments", json={"upload_id": ticket["upload_id"], "commit_sha": sha}
+    )
+    assert made.status_code == 201, made.text
+    return str(made.json()["id"])
+
+
+def test_a_run_is_triggered_waited_for_and_explained_on_the_command_line(
+    server: Server, tmp_path: Path
+) -> None:
+    made = ("--data-dir", server.data_dir, "--role", "record", "--label", "shop")
+    record = server.json("keys", "create", *made, key=None)["key"]
+    whole = shopping_json()
+    batch = {
+        "session": "shopper-cli-1",
+        "seq": 0,
+        "start": {k: whole[k] for k in ("startUrl", "viewport", "userAgent", "storage")},
+        **{k: whole[k] for k in ("events", "network", "urls")},
+    }
+    sent = httpx.post(
+        f"{server.url}/api/v1/sessions/ingest",
+        content=json.dumps(batch),
+        headers={"Authorization": f"Bearer {record}", "Content-Type": "text/plain"},
+    )
+    assert sent.status_code == 200, sent.text
+    ci = {"Authorization": f"Bearer {server.keys['ci']}"}
+    with httpx.Client(base_url=server.url, headers=ci, timeout=60) as http:
+        _deploy(http, write_app(tmp_path / "base"), BASE_SHA)
+        head = _deploy(http, write_app(tmp_path / "head", "regressed"), HEAD_SHA)
+
+    done = server.run(
+        "test-run", "trigger", "--deployment", head, "--base", BASE_SHA, "--wait", key="ci"
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("test run trn_") and lines[0].endswith(": 1 difference(s)")
+    replay_diff, name, outcome = lines[1].split()
+    assert outcome == "diff" and name.startswith("after-event-")
+    run_id = lines[0].split()[2].rstrip(":")
+
+    listed = server.json("test-run", "diffs", run_id, "--all", key="agent")
+    assert len(listed["diffs"]) == 6 and sum(r["isSelected"] for r in listed["diffs"]) == 1
+    dom = server.run("test-run", "dom-diff", replay_diff, name.rstrip(":"), key="agent")
+    assert dom.returncode == 0, dom.stderr
+    assert dom.stdout.startswith("[diff 1]") and '+"Add to list"' in dom.stdout
+    timeline = server.run("test-run", "timeline-diff", replay_diff, "--changes", key="agent")
+    assert timeline.returncode == 0 and timeline.stdout == ""
+    covered = server.run("test-run", "coverage", run_id, key="agent")
+    assert covered.returncode == 0, covered.stderr
+    assert covered.stdout.startswith("assets/app.js: ")
+    same = server.run("test-run", "coverage", "--replay-diff", replay_diff, key="agent")
+    assert same.returncode == 0 and same.stdout == ""
+
+    refused = server.run("test-run", "trigger", "--deployment", head, "--base", "main", key="ci")
+    assert refused.returncode != 0
+    assert "baseSha must be a git commit sha" in refused.stderr
+
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        answer = http.post(
+            "/api/v1/feedback",
+            json={"message": "The timeline diff was clear", "outcome": "helped"},
+            headers={"Authorization": f"Bearer {server.keys['agent']}"},
+        )
+        assert answer.status_code == 201, answer.text
+    kept = server.run("feedback")
+    assert kept.returncode == 0 and "[helped]: The timeline diff was clear" in kept.stdout
+
+    # The dashboard: a person sees the run's screenshots with their images and DOM diff, and
+    # accepts one.
+    with contextlib.contextmanager(browser)() as chromium:
+        page = chromium.new_page(viewport={"width": 1280, "height": 800})
+        sign_in(page, server, "admin")
+        page.goto(f"{server.url}/test-runs/{run_id}")
+        shots = page.locator(".replay-shot")
+        assert shots.count() == 6
+        first = shots.first
+        images = first.locator("img")
+        assert images.count() == 3
+        assert all(
+            images.nth(i).evaluate("(img) => img.complete && img.naturalWidth === 800")
+            or images.nth(i).evaluate(
+                "(img) => new Promise((ok) => img.addEventListener('load', "
+                "() => ok(img.naturalWidth === 800), {once: true}))"
+            )
+            for i in range(3)
+        )
+        assert '+"Add to list"' in first.locator(".dom-diff").text_content(timeout=5000)
+        first.get_by_role("button", name="Accept").click()
+        accepted = page.locator(".replay-shot").first.locator("[data-decision]")
+        accepted.filter(has_text="accepted").wait_for(timeout=10_000)
+    counts = server.json("test-run", "diffs", run_id, "--all", key="agent")
+    assert len(counts["diffs"]) == 6
