@@ -17,11 +17,15 @@ from viewfinder.services.env import Actor
 @dataclass(frozen=True)
 class Needs:
     """``role`` None: any key of the project may; ``action`` is how a refusal words it;
-    ``public``: no key at all (a signed link carries its own authorisation)."""
+    ``public``: no key at all (a signed link carries its own authorisation); ``who``: only a
+    person, or only the server's owners, whatever their roles (the service checks it)."""
 
     role: str | None
     action: str
     public: bool = False
+    # "person": only a person (or an agent with their OAuth token); "owner": only the
+    # server's owners. A project key is refused, saying why (details role: this value).
+    who: str | None = None
 
 
 def _read(action: str) -> Needs:
@@ -80,6 +84,17 @@ OPERATIONS: dict[str, Needs] = {
     "list_keys": Needs("admin", "list keys"),
     "create_key": Needs("admin", "create keys"),
     "revoke_key": Needs("admin", "revoke keys"),
+    "list_members": Needs("admin", "list the project's members"),
+    "manage_members": Needs("admin", "manage the project's members"),
+    "invite": Needs("admin", "invite people to the project"),
+    # people: who the caller is, and their projects (any key, person or token)
+    "list_projects": _read("list projects"),
+    "get_project": _read("read which project calls work in"),
+    # a person's own default project: a project key is refused by the service, saying why
+    "set_project": Needs(None, "change the default project", who="person"),
+    # the server's owners (a person, never a key): checked by services/teams.py
+    "create_project": Needs(None, "create projects", who="owner"),
+    "update_team_project": Needs(None, "rename or archive projects", who="owner"),
 }
 
 
