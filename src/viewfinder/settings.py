@@ -142,6 +142,13 @@ class Settings(BaseSettings):
         "hints; default: the copy `make install` puts in src/viewfinder/capture/assets/.",
     )
 
+    protected_profiles: str | None = Field(
+        None,
+        description="MCP profiles that answer 401 (with their OAuth resource metadata) to any "
+        "request without a token, comma-separated; default: meticulous,revisemy. The others "
+        "list their tools without one. An empty value protects none.",
+    )
+
     def deployment_problems(self) -> list[str]:
         """Settings several nodes could not share, each with its fix (empty when fine). On
         SQLite every process is on this machine, so nothing needs sharing."""

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import Field
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import Forbidden, InvalidInput, NotFound, SlowDown, Unauthenticated
@@ -23,7 +23,14 @@ from viewfinder.ids import new_id, well_formed
 from viewfinder.services.env import IMPLIED, Actor, Env
 from viewfinder.services.records import Record
 from viewfinder.services.text import check_text
-from viewfinder.store.models import Membership, Person, Project, utcnow
+from viewfinder.store.models import (
+    Membership,
+    OAuthGrant,
+    Person,
+    Project,
+    WebSession,
+    utcnow,
+)
 
 FREE_TRIES = 3
 MAX_WAIT = 15 * 60  # seconds
@@ -112,8 +119,9 @@ def any_person(env: Env) -> bool:
 
 
 def reset_password(env: Env, email: str, password: str) -> PersonRecord:
-    """Set a new password (an owner, on the server's machine); it is not shown anywhere, and
-    the count of wrong passwords starts again. Raises NotFound, InvalidInput."""
+    """Set a new password (an owner, on the server's machine); it is not shown anywhere, the
+    count of wrong passwords starts again, and the person's dashboard sessions and OAuth tokens
+    end. Raises NotFound, InvalidInput."""
     email = check_email(email)
     hashed = _hasher.hash(check_password(password))
     with env.db.write() as s:
@@ -123,6 +131,18 @@ def reset_password(env: Env, email: str, password: str) -> PersonRecord:
         row.password_hash = hashed
         row.failed_logins = 0
         row.last_failed_at = None
+        # Whoever knew the old password is signed out, and the agents they allowed too.
+        now = utcnow()
+        s.execute(
+            update(WebSession)
+            .where(WebSession.person_id == row.id, WebSession.ended_at.is_(None))
+            .values(ended_at=now)
+        )
+        s.execute(
+            update(OAuthGrant)
+            .where(OAuthGrant.person_id == row.id, OAuthGrant.revoked_at.is_(None))
+            .values(revoked_at=now)
+        )
         return person_record(row)
 
 
