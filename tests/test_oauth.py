@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import Keys
+from tests.conftest import Keys, make_build, shot
 from tests.oauth_flow import (
     BASE,
     REDIRECT,
@@ -25,7 +25,7 @@ from tests.oauth_flow import (
     token,
 )
 from viewfinder.app import create_app
-from viewfinder.services import people, teams
+from viewfinder.services import builds, people, teams
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
 
@@ -355,3 +355,55 @@ def test_the_consent_page_asks_a_person_to_sign_in_first(
     )
     page = client.get(answer.headers["location"], follow_redirects=False)
     assert page.status_code == 303 and page.headers["location"].startswith("/login?next=")
+
+
+def test_two_projects_people_sessions_and_tokens_of_one_read_nothing_of_the_other(
+    client: TestClient, env: Env, keys: Keys, other: Keys
+) -> None:
+    people.create_person(env, "bo@example.com", "Bo", PASSWORD)
+    teams.add_member_locally(env, "other", "bo@example.com", ["review"])
+    make_build(env, keys.ci, "aaaa", {"home": shot()})
+    theirs = make_build(env, keys.ci, "bbbb", {"home": shot(box=(2, 2, 20, 20))})
+    diff_id = builds.get_build(env, keys.ci, build_id=theirs).changed.items[0].diff_id
+    assert diff_id is not None
+    mine = make_build(env, other.ci, "cccc", {"home": shot()})
+
+    client_id = register(client)
+    sign_in_person(client, "bo@example.com", PASSWORD)
+    # The dashboard session: the other project's build is not found; Bo's own is there.
+    assert client.get(f"/builds/{theirs}").status_code == 404
+    assert client.get(f"/builds/{mine}").status_code == 200
+    # An MCP token: nothing of the first project, not even by switching to it.
+    access = full_flow(client, client_id, MCP, other.admin.project_id, ["review"])["access_token"]
+    for name, args in (("get_build", {"build_id": theirs}), ("get_diff", {"diff_id": diff_id})):
+        refused = call_tool(client, "/mcp", access, name, **args)
+        assert refused["isError"] is True
+        assert refused["content"][0]["text"].startswith("[not_found]")
+    listed = call_tool(client, "/mcp", access, "list_builds")["structuredContent"]
+    assert [b["id"] for b in listed["items"]] == [mine]
+    moved = call_tool(client, "/mcp", access, "set_project", project="default")
+    assert (
+        moved["isError"] is True
+        and "you are not a member of a project" in (moved["content"][0]["text"])
+    )
+    # A REST token the same.
+    rest = full_flow(client, client_id, f"{BASE}/api/v1", other.admin.project_id, ["review"])
+    bearer = {"Authorization": f"Bearer {rest['access_token']}"}
+    assert client.get(f"/api/v1/builds/{theirs}", headers=bearer).status_code == 404
+    assert client.get(f"/api/v1/diffs/{diff_id}", headers=bearer).status_code == 404
+    assert client.get(f"/api/v1/builds/{mine}", headers=bearer).status_code == 200
+    # The consent page offers only Bo's projects, and refuses another one posted anyway.
+    _, challenge = pkce()
+    consent = open_consent(client, client_id, challenge, MCP)
+    assert ">other (you: review)<" in consent.html and "default (you" not in consent.html
+    forced = client.post(
+        "/oauth/consent",
+        data={
+            "csrf": consent.csrf,
+            "request": consent.request,
+            "project": keys.admin.project_id,
+            "roles": ["review"],
+            "decision": "allow",
+        },
+    )
+    assert forced.status_code == 400 and "you are not a member of that project" in forced.text
