@@ -139,3 +139,56 @@ def test_an_invitation_link_makes_an_account_and_a_member_and_refuses_when_expir
         },
     )
     assert refused.status_code == 409 and "this invitation expired on" in refused.text
+
+
+def test_the_projects_page_lets_owners_make_projects_people_switch_and_admins_invite(
+    env: Env, client: TestClient, keys: Keys
+) -> None:
+    people.create_person(env, "ada@example.com", "Ada", PASSWORD, owner=True)
+    assert sign_in_as(client, "ada@example.com", PASSWORD)[0] == 303
+    page = client.get("/projects").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf is not None and "default" in page and "(you are here)" in page
+    token = csrf.group(1)
+    made = client.post(
+        "/projects/new", data={"csrf": token, "name": "shop"}, follow_redirects=False
+    )
+    assert made.status_code == 303
+    taken = client.post("/projects/new", data={"csrf": token, "name": "shop"})
+    assert taken.status_code == 400 and "exists already" in taken.text
+    shop = next(p for p in teams.all_projects(env) if p.name == "shop")
+    switched = client.post(
+        "/projects/switch", data={"csrf": token, "project": shop.id}, follow_redirects=False
+    )
+    assert switched.status_code == 303
+    here = (
+        r'<strong>shop</strong>[^<]*<span class="hint">admin</span>\s*<span class="hint">\(you are'
+    )
+    assert re.search(here, client.get("/projects").text)
+    invited = client.post("/projects/invite", data={"csrf": token, "roles": ["review"]})
+    assert invited.status_code == 201 and "/invitations/vf_inv_" in invited.text
+    renamed = client.post(
+        f"/projects/{shop.id}/update",
+        data={"csrf": token, "name": "storefront", "archive": ""},
+        follow_redirects=False,
+    )
+    assert renamed.status_code == 303 and "storefront" in client.get("/projects").text
+    forged = client.post("/projects/new", data={"csrf": "guess", "name": "x"})
+    assert forged.status_code == 403
+
+
+def test_a_person_without_the_admin_role_sees_no_members_and_cannot_invite(
+    env: Env, client: TestClient, keys: Keys
+) -> None:
+    people.create_person(env, "bo@example.com", "Bo", PASSWORD)
+    teams.add_member_locally(env, "default", "bo@example.com", ["review"])
+    assert sign_in_as(client, "bo@example.com", PASSWORD)[0] == 303
+    page = client.get("/projects").text
+    assert "Invite someone" not in page and "All projects" not in page
+    token = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert token is not None
+    refused = client.post("/projects/invite", data={"csrf": token.group(1), "roles": ["review"]})
+    assert refused.status_code == 403
+    assert "you cannot invite people in this project" in refused.text
+    owner_only = client.post("/projects/new", data={"csrf": token.group(1), "name": "mine"})
+    assert owner_only.status_code == 403 and "only the server&#39;s owners" in owner_only.text

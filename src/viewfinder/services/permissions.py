@@ -84,9 +84,9 @@ OPERATIONS: dict[str, Needs] = {
     "list_keys": Needs("admin", "list keys"),
     "create_key": Needs("admin", "create keys"),
     "revoke_key": Needs("admin", "revoke keys"),
-    "list_members": Needs("admin", "list the project's members"),
-    "manage_members": Needs("admin", "manage the project's members"),
-    "invite": Needs("admin", "invite people to the project"),
+    "list_members": Needs("admin", "list members"),
+    "manage_members": Needs("admin", "manage members"),
+    "invite": Needs("admin", "invite people"),
     # people: who the caller is, and their projects (any key, person or token)
     "list_projects": _read("list projects"),
     "get_project": _read("read which project calls work in"),
