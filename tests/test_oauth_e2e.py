@@ -44,6 +44,8 @@ STEP_TIMEOUT = 30_000  # ms for each browser step
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("oauth")
     with running_server("sqlite", root, VIEWFINDER_PROTECTED_PROFILES="miseru") as served:
+        # The first start offers to make the first owner.
+        assert "No owner yet: make yours" in (root / "serve.out").read_text()
         made = subprocess.run(
             [VIEWFINDER, "users", "create", "ada@example.com", "--name", "Ada", "--owner"]
             + ["--password-stdin", "--data-dir", str(served.data_dir)],

@@ -58,6 +58,14 @@ def test_a_person_signs_in_with_email_and_password_and_is_named_on_every_page(
     assert page.status_code == 200 and "Ada Lovelace" in page.text
 
 
+def test_a_person_in_no_project_is_told_how_to_join_one(
+    env: Env, client: TestClient, keys: Keys
+) -> None:
+    people.create_person(env, "zoe@example.com", "Zoe", PASSWORD)
+    status, text = sign_in_as(client, "zoe@example.com", PASSWORD)
+    assert status == 400 and "you belong to no project yet: open an invitation link" in text
+
+
 def test_a_wrong_password_is_refused_and_repeated_ones_slow_down(
     env: Env, client: TestClient, keys: Keys
 ) -> None:

@@ -134,12 +134,10 @@ def default_project_id(person: Person, member_of: list[str]) -> str | None:
     return member_of[0] if len(member_of) == 1 else None
 
 
-def person_default(env: Env, person_id: str) -> str | None:
+def member_of(env: Env, person_id: str) -> list[str]:
+    """Ids of the live projects the person belongs to, by name."""
     with env.db.read() as s:
-        person = s.get(Person, person_id)
-        if person is None:
-            return None
-        member_of = list(
+        return list(
             s.scalars(
                 select(Membership.project_id)
                 .join(Project, Project.id == Membership.project_id)
@@ -147,7 +145,12 @@ def person_default(env: Env, person_id: str) -> str | None:
                 .order_by(Project.name)
             )
         )
-        return default_project_id(person, member_of)
+
+
+def person_default(env: Env, person_id: str) -> str | None:
+    with env.db.read() as s:
+        person = s.get(Person, person_id)
+    return None if person is None else default_project_id(person, member_of(env, person_id))
 
 
 def get_project(env: Env, actor: Actor) -> ProjectChoice:

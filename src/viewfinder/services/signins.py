@@ -56,16 +56,13 @@ def start_for_person(env: Env, person_id: str) -> str:
     """A session in the person's default project. Raises Forbidden when they belong to none."""
     project_id = identity.person_default(env, person_id)
     if project_id is None:
-        member_of = identity.list_projects(
-            env,
-            Actor(project_id="", key_id=person_id, name="", roles=frozenset(), person_id=person_id),
-        ).projects
-        if not member_of:
+        projects_of = identity.member_of(env, person_id)
+        if not projects_of:
             raise Forbidden(
                 "you belong to no project yet: open an invitation link from a project's admin "
                 "(an owner can also add you: viewfinder projects add-member)"
             )
-        project_id = member_of[0].id
+        project_id = projects_of[0]
     return start(env, project_id=project_id, person_id=person_id)
 
 
