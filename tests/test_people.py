@@ -36,7 +36,7 @@ def test_a_password_is_stored_as_argon2id_and_signs_its_person_in(env: Env, keys
 
 def test_accounts_refuse_taken_emails_malformed_ones_and_short_passwords(env: Env) -> None:
     owner_of(env)
-    with pytest.raises(InvalidInput, match="has an account already"):
+    with pytest.raises(Conflict, match="has an account already"):
         people.create_person(env, "ada@example.com", "Ada 2", PASSWORD)
     with pytest.raises(InvalidInput, match="is not an email address"):
         people.create_person(env, "ada", "Ada", PASSWORD)
@@ -89,7 +89,7 @@ def test_owners_create_rename_and_archive_projects_and_nobody_else_can(
     bo_actor = people.person_actor(env, bo.id, shop.id)
     with pytest.raises(Forbidden, match="only the server's owners can create projects"):
         teams.create_project(env, bo_actor, "mine")
-    with pytest.raises(InvalidInput, match="exists already"):
+    with pytest.raises(Conflict, match="exists already"):
         teams.create_project(env, ada_actor, "shop")
 
     renamed = teams.update_project(env, ada_actor, "shop", name="storefront")

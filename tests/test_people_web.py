@@ -163,7 +163,7 @@ def test_the_projects_page_lets_owners_make_projects_people_switch_and_admins_in
     )
     assert made.status_code == 303
     taken = client.post("/projects/new", data={"csrf": token, "name": "shop"})
-    assert taken.status_code == 400 and "exists already" in taken.text
+    assert taken.status_code == 409 and "exists already" in taken.text
     shop = next(p for p in teams.all_projects(env) if p.name == "shop")
     switched = client.post(
         "/projects/switch", data={"csrf": token, "project": shop.id}, follow_redirects=False

@@ -18,7 +18,14 @@ from pydantic import Field
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from viewfinder.errors import Forbidden, InvalidInput, NotFound, SlowDown, Unauthenticated
+from viewfinder.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    SlowDown,
+    Unauthenticated,
+)
 from viewfinder.ids import new_id, well_formed
 from viewfinder.services.env import IMPLIED, Actor, Env
 from viewfinder.services.records import Record
@@ -35,7 +42,9 @@ from viewfinder.store.models import (
 FREE_TRIES = 3
 MAX_WAIT = 15 * 60  # seconds
 MIN_PASSWORD = 10
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_PART = "[^@\\s\\x00-\\x1f\\x7f-\\x9f]+"
+EMAIL_PATTERN = f"^{_PART}@{_PART}\\.{_PART}$"
+_EMAIL = re.compile(EMAIL_PATTERN)
 _hasher = PasswordHasher()  # argon2id, RFC 9106's second recommended parameters
 # Verified against when the email is unknown, so that answer takes as long as a wrong password.
 _DUMMY_HASH = _hasher.hash("not anyone's password")
@@ -81,14 +90,14 @@ def check_password(password: object) -> str:
 def create_person(
     env: Env, email: str, name: str, password: str, *, owner: bool = False
 ) -> PersonRecord:
-    """A new account (the local CLI, or a person accepting an invitation). Raises InvalidInput
-    for a taken email, a malformed one or a short password."""
+    """A new account (the local CLI, or a person accepting an invitation). Raises Conflict for
+    a taken email, InvalidInput for a malformed one or a short password."""
     email = check_email(email)
     name = check_text("a name", name, maximum=100, multiline=False).strip()
     hashed = _hasher.hash(check_password(password))
     with env.db.write() as s:
         if s.scalar(select(Person.id).where(Person.email == email)) is not None:
-            raise InvalidInput(
+            raise Conflict(
                 f"{email} has an account already: sign in, or ask an owner to reset its "
                 "password (viewfinder users reset-password)"
             )

@@ -89,7 +89,7 @@ def create_project(env: Env, actor: Actor | None, name: str) -> TeamProject:
     with env.db.write() as s:
         owner = _owner(s, actor, "create projects")
         if s.scalar(select(Project.id).where(Project.name == name)) is not None:
-            raise InvalidInput(f"a project named {name!r} exists already; choose another name")
+            raise Conflict(f"a project named {name!r} exists already; choose another name")
         project = Project(id=new_id("prj"), name=name, quota_bytes=env.settings.default_quota_bytes)
         s.add(project)
         s.flush()
@@ -132,7 +132,7 @@ def update_project(
             name = _check_name(name)
             taken = s.scalar(select(Project.id).where(Project.name == name, Project.id != row.id))
             if taken is not None:
-                raise InvalidInput(f"a project named {name!r} exists already; choose another")
+                raise Conflict(f"a project named {name!r} exists already; choose another")
             row.name = name
         if archived is not None:
             row.archived_at = (row.archived_at or utcnow()) if archived else None

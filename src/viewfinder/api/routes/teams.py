@@ -3,14 +3,16 @@ links, and (for the server's owners, with an OAuth token of theirs) projects the
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Response
 from pydantic import Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, op
-from viewfinder.api.fields import Roles
+from viewfinder.api.fields import Roles, line
 from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call
-from viewfinder.services import identity, teams
+from viewfinder.services import identity, people, teams
 from viewfinder.services.identity import ProjectChoice, ProjectList
 from viewfinder.services.teams import InvitationRecord, MemberRecord, TeamProject
 
@@ -23,8 +25,14 @@ async def list_projects(env: EnvDep, actor: ActorDep) -> ProjectList:
     return await call(identity.list_projects, env, actor)
 
 
+PROJECT_NAME = line(100)
+EMAIL: dict[str, Any] = {"pattern": people.EMAIL_PATTERN, "maxLength": 254}
+
+
 class NewProject(Body):
-    name: str = Field(description="The project's name, unique on this server.")
+    name: str = Field(
+        description="The project's name, unique on this server.", json_schema_extra=PROJECT_NAME
+    )
 
 
 @router.post("/projects", status_code=201, **op("create_project"))
@@ -34,7 +42,7 @@ async def create_project(body: NewProject, env: EnvDep, actor: ActorDep) -> Team
 
 
 class ProjectChange(Body):
-    name: str | None = Field(None, description="A new name.")
+    name: str | None = Field(None, description="A new name.", json_schema_extra=PROJECT_NAME)
     archived: bool | None = Field(
         None, description="true archives it (nobody reaches it any more); false brings it back."
     )
@@ -51,7 +59,7 @@ async def update_team_project(
 
 
 class DefaultProject(Body):
-    project: str = Field(description="Project id or name.")
+    project: str = Field(description="Project id or name.", json_schema_extra=PROJECT_NAME)
 
 
 @router.put("/me/project", **op("set_project"))
@@ -66,7 +74,7 @@ async def list_members(env: EnvDep, actor: ActorDep) -> list[MemberRecord]:
 
 
 class MemberBody(Body):
-    email: str = Field(description="The account's email.")
+    email: str = Field(description="The account's email.", json_schema_extra=EMAIL)
     roles: Roles
 
 
@@ -84,7 +92,9 @@ async def remove_member(person_id: str, env: EnvDep, actor: ActorDep) -> Respons
 
 class InvitationBody(Body):
     roles: Roles
-    email: str | None = Field(None, description="Only this email may accept it.")
+    email: str | None = Field(
+        None, description="Only this email may accept it.", json_schema_extra=EMAIL
+    )
     days: JsonInt = Field(
         teams.INVITE_DAYS,
         description="Days until the link expires.",
