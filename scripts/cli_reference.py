@@ -26,6 +26,8 @@ COMMANDS = [
     ["users", "list"],
     ["projects", "create"],
     ["projects", "list"],
+    ["projects", "rename"],
+    ["projects", "archive"],
     ["projects", "add-member"],
     ["upload"],
     ["builds"],

@@ -70,5 +70,13 @@ def test_the_command_line_makes_owners_resets_passwords_and_makes_projects(
     assert [p["name"] for p in json.loads(listed.stdout)] == ["shop"]
     added = run(data, "projects", "add-member", "shop", "ada@example.com", "--role", "approve")
     assert added.returncode == 0, added.stderr
-    missing = run(data, "projects", "add-member", "shop", "zed@example.com", "--role", "review")
+    assert run(data, "projects", "rename", "shop", "storefront").returncode == 0
+    archived = run(data, "projects", "archive", "storefront")
+    assert archived.returncode == 0 and "project storefront is archived" in archived.stdout
+    listed = json.loads(run(data, "projects", "list", "--json").stdout)
+    assert [(p["name"], p["archived"]) for p in listed] == [("storefront", True)]
+    assert run(data, "projects", "archive", "storefront", "--restore").returncode == 0
+    missing = run(
+        data, "projects", "add-member", "storefront", "zed@example.com", "--role", "review"
+    )
     assert missing.returncode == 2 and "nobody has the email zed@example.com" in missing.stderr

@@ -163,6 +163,36 @@ def list_projects(data_dir: DataDirOption = Path(".viewfinder"), as_json: JsonFl
     )
 
 
+@projects.command("rename")
+def rename_project(
+    project: Annotated[str, typer.Argument(help="Project id or name.")],
+    name: Annotated[str, typer.Argument(help="Its new name.")],
+    data_dir: DataDirOption = Path(".viewfinder"),
+) -> None:
+    """Rename a project."""
+    from viewfinder.services import teams
+
+    with local_env(data_dir) as env:
+        done = teams.update_project(env, None, project, name=name)
+    typer.echo(f"project {done.id} is now called {done.name}")
+
+
+@projects.command("archive")
+def archive_project(
+    project: Annotated[str, typer.Argument(help="Project id or name.")],
+    restore: Annotated[
+        bool, typer.Option("--restore", help="Bring an archived project back instead.")
+    ] = False,
+    data_dir: DataDirOption = Path(".viewfinder"),
+) -> None:
+    """Archive a project: it keeps its data, but no person, key or token reaches it."""
+    from viewfinder.services import teams
+
+    with local_env(data_dir) as env:
+        done = teams.update_project(env, None, project, archived=not restore)
+    typer.echo(f"project {done.name} is {'archived' if done.archived else 'back'}")
+
+
 @projects.command("add-member")
 def add_member(
     project: Annotated[str, typer.Argument(help="Project id or name.")],
