@@ -82,8 +82,9 @@ def browser() -> Iterator[Browser]:
 
 def sign_in(page: Page, server: Server, role: str = "admin") -> None:
     page.goto(f"{server.url}/login")
+    page.get_by_text("Sign in with a project key").click()
     page.get_by_label("API key").fill(server.keys[role])
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in with the key").click()
     page.wait_for_url(f"{server.url}/builds")
 
 

@@ -53,8 +53,10 @@ def test_the_action_uploads_comments_and_merges_while_the_commit_status_follows_
     tmp_path: Path,
 ) -> None:
     with github_api(STATUS_TOKEN, WORKFLOW_TOKEN) as gh:
-        with running_server("sqlite", tmp_path, VIEWFINDER_GITHUB_API_URL=gh.url) as server:
-            api = httpx.Client(base_url=f"{server.url}/api/v1", timeout=30)
+        with (
+            running_server("sqlite", tmp_path, VIEWFINDER_GITHUB_API_URL=gh.url) as server,
+            httpx.Client(base_url=f"{server.url}/api/v1", timeout=30) as api,
+        ):
 
             def as_key(role: str) -> dict[str, str]:
                 return {"Authorization": f"Bearer {server.keys[role]}"}

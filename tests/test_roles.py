@@ -19,7 +19,7 @@ from tests.web_client import sign_in
 from viewfinder.app import create_app
 from viewfinder.mcp.http import path_of
 from viewfinder.mcp.server import profiles
-from viewfinder.services import permissions, projects
+from viewfinder.services import oauth, people, permissions, projects, teams
 from viewfinder.services.env import IMPLIED, ROLES, Env
 from viewfinder.web import actions
 
@@ -74,10 +74,18 @@ def dummy(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> Any:
     return "x1"
 
 
-def check(role: str, operation: str, status: int, code: str, message: str) -> None:
+def check(
+    role: str, operation: str, status: int, code: str, message: str, *, key: bool = True
+) -> None:
     where = f"{operation} as {role}"
     assert status != 500, f"{where}: {message}"
     needed = permissions.needs(operation).role
+    who = permissions.needs(operation).who
+    if key and who is not None:
+        # Only a person (or an owner) may: every key is refused, saying so.
+        assert (status, code) == (403, "forbidden"), f"{where} got {status} {code}: {message}"
+        assert "a project key" in message, f"{where}: {message}"
+        return
     if allowed(role, operation):
         assert status != 403 or code != "forbidden", f"{where} was refused: {message}"
     else:
@@ -135,7 +143,8 @@ def test_every_rest_route_declares_its_operation_and_enforces_its_role(
                         str(error.get("message", answer.text[:200])),
                     )
                     if answer.status_code == 403:
-                        assert error["details"]["role"] == permissions.needs(operation).role
+                        declared = permissions.needs(operation)
+                        assert error["details"]["role"] == (declared.who or declared.role)
                 called += 1
     assert called >= 40
 
@@ -194,4 +203,122 @@ def test_every_dashboard_action_declares_its_operation_and_enforces_its_role(
                     answer.status_code,
                     error.get("code", ""),
                     error.get("message", ""),
+                )
+
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def role_people(env: Env) -> dict[str, str]:
+    """A person of each role in the first project: role -> their person id."""
+    boot = projects.bootstrap(env)
+    assert boot is not None
+    made = {}
+    for role in ROLES:
+        person = people.create_person(env, f"{role}@example.com", role.title(), PASSWORD)
+        teams.add_member_locally(env, "default", person.email, [role])
+        made[role] = person.id
+    return made
+
+
+def token_for(env: Env, person_id: str, resource: str, roles: list[str]) -> str:
+    """An access token as the consent page and /token would make it."""
+    oauth.register_client(env, f"client-{person_id}-{len(resource)}", {"client_name": "t"})
+    request = oauth.ConsentRequest(
+        client_id=f"client-{person_id}-{len(resource)}",
+        client_name="t",
+        redirect_uri="http://127.0.0.1:9/cb",
+        redirect_uri_explicit=True,
+        code_challenge="x",
+        state=None,
+        scopes=[],
+        resource=resource,
+    )
+    project_id = people.person_actor(env, person_id, _default(env)).project_id
+    code = oauth.allow(env, request, person_id, project_id, roles)
+    grant = oauth.load_code(env, code)
+    assert grant is not None
+    return oauth.exchange_code(env, grant).access_token
+
+
+def _default(env: Env) -> str:
+    return teams.all_projects(env)[0].id
+
+
+def test_every_mcp_tool_enforces_the_role_a_person_allowed_their_agent(
+    env: Env, role_people: dict[str, str]
+) -> None:
+    async def walk() -> int:
+        called = 0
+        async with serving(env) as app:
+            for profile, specs in profiles().items():
+                url = f"{BASE}{path_of(profile)}"
+                for role, person_id in role_people.items():
+                    token = token_for(env, person_id, url, [role])
+                    async with connect(url, key=token, app=app) as client:
+                        listed = {t.name: t for t in (await client.list_tools()).tools}
+                        for spec in specs:
+                            schema = listed[spec.name].input_schema
+                            args = dummy(schema, schema.get("$defs", {}))
+                            result = await client.call_tool(spec.name, args)
+                            text = texts(result)[0] if result.content else ""
+                            code = text[1 : text.index("]")] if text.startswith("[") else ""
+                            status = 403 if code == "forbidden" else 200
+                            check(role, spec.operation, status, code, text, key=False)
+                            called += 1
+        return called
+
+    assert anyio.run(walk) == sum(len(s) for s in profiles().values()) * len(ROLES)
+
+
+def test_a_token_allowed_fewer_roles_than_its_person_has_keeps_to_them(
+    env: Env, role_people: dict[str, str]
+) -> None:
+    token = token_for(env, role_people["admin"], f"{BASE}/api/v1", ["review"])
+    with TestClient(create_app(env=env, workers=0), base_url=BASE) as client:
+        answer = client.get("/api/v1/keys", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 403
+    assert (
+        "you cannot list keys in this project: that needs the 'admin' role"
+        in (answer.json()["error"]["message"])
+    )
+
+
+def test_every_dashboard_action_enforces_a_signed_in_persons_role(
+    env: Env, role_people: dict[str, str]
+) -> None:
+    routes = [r for r in actions.router.routes if isinstance(r, APIRoute)]
+    for role in role_people:
+        with TestClient(create_app(env=env, workers=0), base_url="http://dash.test") as client:
+            form = client.get("/login").text
+            token = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+            done = client.post(
+                "/login",
+                data={"email": f"{role}@example.com", "password": PASSWORD, "csrf": token},
+                follow_redirects=False,
+            )
+            assert done.status_code == 303, done.text
+            page = client.get("/builds").text
+            csrf = page.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
+            for route in routes:
+                operation = (route.openapi_extra or {}).get("x-operation")
+                body = route.body_field
+                payload = None
+                if body is not None:
+                    schema = body.field_info.annotation.model_json_schema()  # type: ignore[union-attr]
+                    payload = dummy(schema, schema.get("$defs", {}))
+                url = route.path
+                for name in ("diff_id", "build_id", "comment_id", "baseline_id"):
+                    url = url.replace("{" + name + "}", "x1")
+                (method,) = route.methods
+                answer = client.request(method, url, json=payload, headers={"x-csrf-token": csrf})
+                error = answer.json().get("error", {})
+                check(
+                    role,
+                    str(operation),
+                    answer.status_code,
+                    error.get("code", ""),
+                    error.get("message", ""),
+                    key=False,
                 )

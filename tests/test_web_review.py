@@ -55,8 +55,9 @@ def test_a_person_reviews_a_change_in_the_dashboard(
     # Signing in lands on the builds, newest first; the PR's build is there with its counts.
     page.goto(f"{server.url}/builds/{builds['second']}")
     expect(page).to_have_url(re.compile(r"/login\?next="))
+    page.get_by_text("Sign in with a project key").click()
     page.get_by_label("API key").fill(server.keys["admin"])
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in with the key").click()
     expect(page).to_have_url(f"{server.url}/builds/{builds['second']}")
     page.get_by_role("link", name="Builds", exact=True).first.click()
     rows = page.locator(".build-row")

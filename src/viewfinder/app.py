@@ -15,6 +15,8 @@ from viewfinder import __version__, api, web
 from viewfinder.jobs.supervisor import Supervisor
 from viewfinder.mcp import card as mcp_card
 from viewfinder.mcp import http as mcp_http
+from viewfinder.mcp import oauth as mcp_oauth
+from viewfinder.mcp.server import path_of, profiles
 from viewfinder.plumbing.operations import operation
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
@@ -68,6 +70,12 @@ def create_app(
     api.install(app)
     mcp_card.install(app, settings.public_url)
     mcp_servers = mcp_http.mount(app, lambda: app.state.env, settings)
+    mcp_oauth.install(
+        app,
+        lambda: app.state.env,
+        settings.public_url,
+        [path_of(p) for p in profiles()],
+    )
     web.install(app)
 
     @app.get("/healthz", tags=["health"], **operation("health"))

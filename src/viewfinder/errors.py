@@ -14,6 +14,7 @@ which the REST error shape returns beside the message.
     │   └── AddressRefused          address_refused    400     a URL the server will not fetch
     ├── Unauthenticated             unauthenticated    401     no key, or an unknown or revoked one
     ├── Forbidden                   forbidden          403     the caller lacks the role
+    ├── SlowDown                    slow_down          429     too many wrong passwords: wait
     ├── NotFound                    not_found          404     nothing of that id in the project
     ├── Conflict                    conflict           409     the state changed, or forbids it now
     ├── QuotaExceeded               insufficient_quota 402     the project's storage is used up
@@ -81,6 +82,14 @@ class Unauthenticated(ViewfinderError):
 class Forbidden(ViewfinderError):
     code = "forbidden"
     status = 403
+
+
+class SlowDown(ViewfinderError):
+    """Signing in failed too often in a row: the next try is refused until ``retry_after``
+    seconds have passed (in ``details``)."""
+
+    code = "slow_down"
+    status = 429
 
 
 class NotFound(ViewfinderError):

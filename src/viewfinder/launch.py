@@ -48,7 +48,7 @@ def serve(
     from sqlalchemy.exc import SQLAlchemyError
 
     from viewfinder.app import create_app
-    from viewfinder.services import projects
+    from viewfinder.services import people, projects
     from viewfinder.services.env import Env
 
     url = f"http://{host}:{port}"
@@ -65,6 +65,7 @@ def serve(
         env = Env.open(settings)
         try:
             boot = projects.bootstrap(env)
+            ownerless = not people.any_person(env)
         finally:
             env.close()
     except SQLAlchemyError as exc:
@@ -80,6 +81,12 @@ def serve(
             "This server's project exists: its keys were printed once, by the node that started "
             f"first. More keys: viewfinder keys create --role admin (with the same "
             f"VIEWFINDER_DATABASE_URL, here {database_name(settings)})."
+        )
+    if ownerless and not as_json:
+        typer.echo(
+            "No owner yet: make yours to sign in to the dashboard with an email and password "
+            f"and to create projects: viewfinder users create YOU@EXAMPLE.COM --owner "
+            f"--data-dir {data_dir}"
         )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 

@@ -17,6 +17,7 @@ from viewfinder.cli import (
     diffs,
     github,
     keys,
+    people,
     push,
     sessions,
     testruns,
@@ -38,6 +39,8 @@ app.command("serve")(launch.serve)
 app.command("worker")(launch.worker)
 app.command("mcp")(launch.mcp)
 app.add_typer(keys.app, name="keys")
+app.add_typer(people.users, name="users")
+app.add_typer(people.projects, name="projects")
 app.command("upload")(upload.upload)
 app.command("builds")(builds.builds)
 app.command("build")(builds.build)

@@ -193,6 +193,12 @@ class Settings(BaseSettings):
         "the path of a docker-compatible CLI such as podman); unset: container deployments are "
         "refused.",
     )
+    protected_profiles: str | None = Field(
+        None,
+        description="MCP profiles that answer 401 (with their OAuth resource metadata) to any "
+        "request without a token, comma-separated; default: meticulous,revisemy. The others "
+        "list their tools without one. An empty value protects none.",
+    )
 
     def deployment_problems(self) -> list[str]:
         """Settings several nodes could not share, each with its fix (empty when fine). On

@@ -18,6 +18,7 @@ def install(app: FastAPI) -> None:
         github,
         project,
         sessions,
+        teams,
         testruns,
     )
 
@@ -33,6 +34,7 @@ def install(app: FastAPI) -> None:
         deployments.router,
         sessions.router,
         testruns.router,
+        teams.router,
     ):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)

@@ -12,7 +12,7 @@ from starlette.formparsers import MultiPartException
 from viewfinder.errors import ImageTooLarge, InvalidInput
 from viewfinder.plumbing.offloop import call
 from viewfinder.plumbing.operations import operation
-from viewfinder.services import permissions, projects
+from viewfinder.services import oauth, permissions, projects
 from viewfinder.services.env import Actor, Env
 
 
@@ -32,6 +32,10 @@ def bearer(request: Request) -> str | None:
 
 async def get_actor(request: Request, env: Annotated[Env, Depends(get_env)]) -> Actor:
     key = bearer(request)
+    if oauth.is_token(key):
+        # A person's OAuth token, when it was issued for the REST API.
+        resource = env.settings.public_url.rstrip("/") + "/api/v1"
+        return await call(oauth.actor_for, env, str(key), resource)
     known = projects.known_actor(env, key)
     return known if known is not None else await call(projects.authenticate, env, key)
 

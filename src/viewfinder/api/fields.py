@@ -60,6 +60,11 @@ def _roles_schema(schema: dict[str, Any]) -> None:
 
 
 Roles = Annotated[list[str], Field(json_schema_extra=_roles_schema)]
+# A person's roles in a project: a recorder's role is for keys in pages only.
+MemberRoles = Annotated[
+    list[str],
+    Field(json_schema_extra={"minItems": 1, "items": {"type": "string", "enum": list(ROLES)}}),
+]
 KeyLabel = Annotated[str, Field("", json_schema_extra=line(100, minimum=0))]
 KeyKind = Annotated[str, Field("person", json_schema_extra={"enum": list(projects.KINDS)})]
 

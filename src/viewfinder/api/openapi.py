@@ -21,9 +21,11 @@ SIZED = {"ingest_session"}
 DEPENDENT = {"request_container_upload", "register_container_build"}
 REASONS = {
     400: "The request cannot be carried out as given; the message says what to change.",
-    401: "No key, or an unknown or revoked one.",
+    401: "No key or token, or an unknown, revoked or expired one (or a token for another "
+    "resource).",
     402: "The project's storage quota is used up.",
-    403: "The key lacks the role this operation needs (x-required-role).",
+    403: "The key or person lacks the role this operation needs (x-required-role), or the "
+    "operation is a person's or an owner's (x-required-role person or owner) and a key called.",
     404: "Nothing of that id in the key's project (or a link that names nothing).",
     409: "The state changed, or forbids this now; the message says what to do.",
     413: "The upload is over a size limit.",
@@ -37,7 +39,7 @@ def statuses(operation: str, method: str) -> list[int]:
     found = [400, 404, 500]
     if not declared.public:
         found.append(401)
-    if declared.role is not None:
+    if declared.role is not None or declared.who is not None:
         found.append(403)
     if method != "get":
         found.append(409)

@@ -1,9 +1,14 @@
-"""The default profile: Viewfinder's own vocabulary, one tool per job. The review tools and the
-delivery tools are declared in their own modules."""
+"""The default profile: Viewfinder's own vocabulary, one tool per job. The identity, review and
+delivery tools are declared in their own modules (get_project, the project overview, is the
+review module's)."""
 
 from __future__ import annotations
 
-from viewfinder.mcp import default_delivery, default_review
+from viewfinder.mcp import default_delivery, default_review, identity
 from viewfinder.mcp.tooling import ToolSpec
 
-TOOLS: list[ToolSpec] = [*default_review.TOOLS, *default_delivery.TOOLS]
+TOOLS: list[ToolSpec] = [
+    *identity.DEFAULT_TOOLS,
+    *default_review.TOOLS,
+    *default_delivery.TOOLS,
+]

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from viewfinder.services.identity import ProjectRef
 from viewfinder.services.images import UsageRecord
 from viewfinder.services.projects import ProjectRecord
 from viewfinder.services.records import Record
@@ -50,8 +51,16 @@ class ContextSelector(BaseModel):
 class Overview(Record):
     project: ProjectRecord
     usage: UsageRecord
-    key_name: str
+    key_name: str = Field(description="Who calls: the key's label, or the person's name.")
     roles: list[str]
+    source: Literal["key", "connection", "default", "only_project"] = Field(
+        "key",
+        description="Where the project came from: the project key's own project, or this "
+        "connection's (a person's OAuth token; set_project changes it).",
+    )
+    default_project: ProjectRef | None = Field(
+        None, description="The person's default project (null for a project key)."
+    )
 
 
 class ThreadList(Record):

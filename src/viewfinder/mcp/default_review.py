@@ -24,6 +24,7 @@ from viewfinder.mcp.tooling import Call, ImageResult, ToolSpec
 from viewfinder.services import (
     builds,
     diffs,
+    identity,
     images,
     projects,
     reviews,
@@ -43,11 +44,14 @@ class NoArgs(BaseModel):
 
 
 def _overview(call: Call, _: NoArgs) -> Overview:
+    chosen = identity.get_project(call.env, call.actor)
     return Overview(
         project=projects.whoami(call.env, call.actor),
         usage=images.usage(call.env, call.actor),
         key_name=call.actor.name,
         roles=sorted(call.actor.roles),
+        source=chosen.source,
+        default_project=chosen.default_project,
     )
 
 
@@ -183,7 +187,8 @@ class CommentArg(BaseModel):
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "get_project",
-        "Which project this key belongs to, its roles, and storage use.",
+        "The project the tools work in (a project key's own, or this connection's), who calls "
+        "with which roles, and its storage use.",
         NoArgs,
         Overview,
         _overview,

@@ -1,6 +1,7 @@
 """Streamable HTTP: each profile's MCP server at its own path of the app, stateless, JSON
-responses, no SSE (GET answers 405). initialize and tools/list need no key; every tool call
-authenticates the Bearer key it carries."""
+responses, no SSE (GET answers 405). On the open profiles initialize and tools/list need no
+key; every tool call authenticates the Bearer key or OAuth token it carries. The protected
+profiles answer 401 to any request without one (mcp/oauth.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from viewfinder.mcp.guard import Allowed, Guard, body_limit
-from viewfinder.mcp.server import build_server, path_of, profiles
+from viewfinder.mcp.oauth import Gate, metadata_url
+from viewfinder.mcp.server import build_server, path_of, profiles, protected
 from viewfinder.mcp.tooling import LocalBackend, http_key
 from viewfinder.plumbing.errorshape import error_response
 from viewfinder.services.env import Env
@@ -38,8 +40,12 @@ def mount(app: FastAPI, env: Callable[[], Env], settings: Settings) -> list[MCPS
     servers = []
     allowed = Allowed.for_url(settings.public_url)
     limit = body_limit(settings)
+    shut = protected(settings)
+    base = settings.public_url.rstrip("/")
     for profile in profiles():
-        server = build_server(profile, LocalBackend(env, http_key, local_files=False))
+        resource = base + path_of(profile)
+        backend = LocalBackend(env, http_key, local_files=False, resource=resource)
+        server = build_server(profile, backend)
         starlette_app = server.streamable_http_app(
             streamable_http_path=path_of(profile),
             stateless_http=True,
@@ -50,7 +56,14 @@ def mount(app: FastAPI, env: Callable[[], Env], settings: Settings) -> list[MCPS
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         endpoint: Any = starlette_app.routes[0].endpoint  # type: ignore[attr-defined]
-        guarded = Guard(endpoint, allowed, limit)
+        gate = Gate(
+            endpoint,
+            env,
+            resource,
+            metadata_url(base, path_of(profile)),
+            protected=profile in shut,
+        )
+        guarded = Guard(gate, allowed, limit)
         app.router.routes.append(Route(path_of(profile), _no_stream, methods=["GET"]))
         app.router.routes.append(Route(path_of(profile), guarded, methods=["POST", "DELETE"]))
         servers.append(server)

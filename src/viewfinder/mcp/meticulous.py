@@ -4,18 +4,17 @@ skills written against Meticulous. It renames and reshapes; every rule stays in 
 Its arguments are in meticulous_args.py, its session and deployment tools' code in
 meticulous_deploy.py.
 
-The four identity tools (whoami, list_projects, get_project, set_project) belong to the people
-and projects work: ``identity_tools()`` takes them from ``viewfinder.mcp.identity`` when that
-module is there, so this profile lists them under the same names."""
+The four identity tools (whoami, list_projects, get_project, set_project) are the people and
+projects ones (mcp/identity.py), under the same names."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
+from viewfinder.mcp import identity
 from viewfinder.mcp import meticulous_deploy as deploy
 from viewfinder.mcp.meticulous_args import (
     CheckArgs,
@@ -49,9 +48,6 @@ from viewfinder.mcp.meticulous_args import (
 from viewfinder.mcp.tooling import Call, Result, TextResult, ToolSpec
 from viewfinder.services.testruns import checks, cover, review, runs
 from viewfinder.services.testruns import feedback as fb
-
-IDENTITY = ("whoami", "list_projects", "get_project", "set_project")
-
 
 # ---- runs and diffs -------------------------------------------------------------------------
 
@@ -147,16 +143,6 @@ def _read(
     return ToolSpec(
         name, text, model, Out, _scoped(run), read_only=True, operation="read_test_runs"
     )
-
-
-def identity_tools() -> list[ToolSpec]:
-    """whoami, list_projects, get_project and set_project, from the people work's module
-    (``viewfinder.mcp.identity``, its TOOLS) when it is installed; none until then."""
-    try:
-        module = importlib.import_module("viewfinder.mcp.identity")
-    except ImportError:
-        return []
-    return [t for t in getattr(module, "TOOLS", []) if t.name in IDENTITY]
 
 
 TOOLS: list[ToolSpec] = [
@@ -436,5 +422,5 @@ TOOLS: list[ToolSpec] = [
         ),
         operation="submit_feedback",
     ),
-    *identity_tools(),
+    *identity.TOOLS,
 ]

@@ -8,6 +8,13 @@ from viewfinder import __version__
 from viewfinder.errors import InvalidInput
 from viewfinder.mcp import default, meticulous, miseru, prompts, uiverify
 from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, register
+from viewfinder.settings import Settings
+
+# Profiles whose products are OAuth protected resources: any request without a token gets 401
+# with the resource metadata, so a client given only the URL signs in by itself. The others
+# keep open discovery (initialize and tools/list without credentials).
+# VIEWFINDER_PROTECTED_PROFILES changes the set.
+PROTECTED = frozenset({"meticulous", "revisemy"})
 
 BASE_PATH = "/mcp"
 
@@ -59,6 +66,13 @@ def profiles() -> dict[str, list[ToolSpec]]:
         "miseru": miseru.TOOLS,
         "meticulous": meticulous.TOOLS,
     }
+
+
+def protected(settings: Settings) -> frozenset[str]:
+    """The protected profiles: the setting's, else PROTECTED."""
+    if settings.protected_profiles is None:
+        return PROTECTED
+    return frozenset(p.strip() for p in settings.protected_profiles.split(",") if p.strip())
 
 
 def build_server(profile: str, backend: Backend) -> MCPServer:

@@ -31,7 +31,7 @@ from pydantic_core import PydanticCustomError
 
 from viewfinder.errors import Internal, InvalidInput, Unauthenticated, ViewfinderError
 from viewfinder.mcp import lean
-from viewfinder.services import permissions, projects
+from viewfinder.services import oauth, permissions, projects
 from viewfinder.services.env import Actor, Env
 
 _ANNOTATED: Any = Annotated  # subscripted at run time with a tuple built from a model
@@ -120,7 +120,7 @@ KeySource = Callable[[Context], str | None]
 
 CONNECT_HINT = (
     "connect with your Viewfinder project key: send `Authorization: Bearer vf_proj_...` over "
-    "HTTP, or set VIEWFINDER_KEY for `viewfinder mcp` over stdio"
+    "HTTP (or sign in with OAuth), or set VIEWFINDER_KEY for `viewfinder mcp` over stdio"
 )
 
 
@@ -211,6 +211,14 @@ class LocalBackend:
     env: EnvSource
     key: KeySource
     local_files: bool
+    # This endpoint's URL, which a person's OAuth token must have been issued for (HTTP only).
+    resource: str | None = None
+
+    def authenticate(self, environment: Env, secret: str) -> Actor:
+        """The caller: a project key's Actor, or an agent acting with a person's token."""
+        if self.resource is not None and oauth.is_token(secret):
+            return oauth.actor_for(environment, secret, self.resource)
+        return projects.authenticate(environment, secret, as_agent=True)
 
     async def call(self, ctx: Context, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
         if self.local_files and spec.local_args is not None:
@@ -231,7 +239,7 @@ class LocalBackend:
             return tool_error(exc)
         try:
             actor = await anyio.to_thread.run_sync(
-                functools.partial(projects.authenticate, environment, secret, as_agent=True)
+                functools.partial(self.authenticate, environment, secret)
             )
             call = Call(environment, actor, self.local_files)
             result = await anyio.to_thread.run_sync(functools.partial(spec.run, call, args))

@@ -14,6 +14,6 @@ def operation(name: str, openapi: dict[str, Any] | None = None) -> dict[str, Any
     Raises KeyError for an undeclared operation."""
     declared = permissions.needs(name)
     extra: dict[str, Any] = {**(openapi or {}), "x-operation": name}
-    if declared.role is not None:
-        extra["x-required-role"] = declared.role
+    if declared.role is not None or declared.who is not None:
+        extra["x-required-role"] = declared.who or declared.role
     return {"openapi_extra": extra}

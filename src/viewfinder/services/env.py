@@ -36,14 +36,19 @@ WHAT_ROLE_ALLOWS = {
 
 @dataclass(frozen=True, slots=True)
 class Actor:
-    """Who is calling: a key of one project, with its roles. ``is_agent`` is set by the front
-    door (MCP calls are agents) or by the key's kind."""
+    """Who is calling, in one project, with its roles: a key (``key_id`` its id), or a person
+    (``person_id`` set, and ``key_id`` the person's id too, so what they write is authored by
+    them). ``is_agent`` is set by the front door (MCP calls are agents), by the key's kind, or
+    for an agent acting with a person's OAuth token (``name`` then says for whom)."""
 
     project_id: str
     key_id: str
     name: str
     roles: frozenset[str]
     is_agent: bool = False
+    person_id: str | None = None
+    # The OAuth sign-in (its family of tokens) the call came with, if any.
+    connection: str | None = None
 
     @property
     def records_only(self) -> bool:
@@ -57,6 +62,13 @@ class Actor:
         """The Forbidden error naming the role to ask a person for, or None when it has it."""
         if self.can(role):
             return None
+        if self.person_id is not None:
+            return Forbidden(
+                f"you cannot {action} in this project: that needs the '{role}' role "
+                f"({WHAT_ROLE_ALLOWS[role]}). Ask one of the project's admins to give you "
+                "that role, or to do it for you.",
+                role=role,
+            )
         return Forbidden(
             f"this key cannot {action}: that needs the '{role}' role "
             f"({WHAT_ROLE_ALLOWS[role]}). Ask a person with an admin key to {action}, or to "

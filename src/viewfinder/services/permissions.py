@@ -17,11 +17,15 @@ from viewfinder.services.env import Actor
 @dataclass(frozen=True)
 class Needs:
     """``role`` None: any key of the project may; ``action`` is how a refusal words it;
-    ``public``: no key at all (a signed link carries its own authorisation)."""
+    ``public``: no key at all (a signed link carries its own authorisation); ``who``: only a
+    person, or only the server's owners, whatever their roles (the service checks it)."""
 
     role: str | None
     action: str
     public: bool = False
+    # "person": only a person (or an agent with their OAuth token); "owner": only the
+    # server's owners. A project key is refused, saying why (details role: this value).
+    who: str | None = None
 
 
 def _read(action: str) -> Needs:
@@ -104,6 +108,17 @@ OPERATIONS: dict[str, Needs] = {
     "revoke_key": Needs("admin", "revoke keys"),
     # a visitor who asks to be forgotten
     "delete_session": Needs("admin", "delete recorded sessions"),
+    "list_members": Needs("admin", "list members"),
+    "manage_members": Needs("admin", "manage members"),
+    "invite": Needs("admin", "invite people"),
+    # people: who the caller is, and their projects (any key, person or token)
+    "list_projects": _read("list projects"),
+    "get_project": _read("read which project calls work in"),
+    # a person's own default project: a project key is refused by the service, saying why
+    "set_project": Needs(None, "change the default project", who="person"),
+    # the server's owners (a person, never a key): checked by services/teams.py
+    "create_project": Needs(None, "create projects", who="owner"),
+    "update_team_project": Needs(None, "rename or archive projects", who="owner"),
 }
 
 

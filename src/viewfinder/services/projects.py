@@ -22,7 +22,7 @@ from viewfinder.services.records import (
     Record,
 )
 from viewfinder.services.text import check_text
-from viewfinder.store.models import ApiKey, Project, utcnow
+from viewfinder.store.models import ApiKey, Membership, Person, Project, utcnow
 
 
 class ProjectRecord(Record):
@@ -307,12 +307,20 @@ def _actor(row: ApiKey, *, as_agent: bool = False) -> Actor:
 
 
 def key_labels(env: Env, actor: Actor) -> dict[str, str]:
-    """Key id -> label for the actor's project, to name who did what (no secrets, no roles)."""
+    """Key id -> label, and person id -> name, for the actor's project's keys and members, to
+    name who did what (no secrets, no roles)."""
     with env.db.read() as s:
         rows = s.execute(
             select(ApiKey.id, ApiKey.label).where(ApiKey.project_id == actor.project_id)
         )
-        return {str(key_id): str(label) for key_id, label in rows.all()}
+        named = {str(key_id): str(label) for key_id, label in rows.all()}
+        members = s.execute(
+            select(Person.id, Person.name)
+            .join(Membership, Membership.person_id == Person.id)
+            .where(Membership.project_id == actor.project_id)
+        )
+        named.update({str(person_id): str(name) for person_id, name in members.all()})
+        return named
 
 
 def update_project(env: Env, actor: Actor, *, ignore_noise: bool | None = None) -> ProjectRecord:

@@ -73,6 +73,8 @@ class Project(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # For commit statuses: sealed with the server's secret (services/signing.py), never shown.
     github_token: Mapped[str | None] = mapped_column(Text)
+    # An archived project keeps its data but no person, key or token reaches it.
+    archived_at: Mapped[datetime | None]
 
 
 class ApiKey(Base):
@@ -376,3 +378,106 @@ class Job(Base):
 # them part of Base.metadata wherever the models are.
 from viewfinder.store import recorded as _recorded  # noqa: E402, F401
 from viewfinder.store import replay_models as _replay_models  # noqa: E402, F401
+
+
+class Person(Base):
+    """Someone who signs in with an email and a password (argon2id). Owners run the server:
+    they create projects and people. Wrong passwords slow further tries down (see
+    services/people.py)."""
+
+    __tablename__ = "people"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)  # lower case
+    name: Mapped[str] = mapped_column(String(100))
+    password_hash: Mapped[str] = mapped_column(String(200))
+    is_owner: Mapped[bool] = mapped_column(Boolean, default=False)
+    default_project_id: Mapped[str | None] = mapped_column(ForeignKey("projects.id"))
+    failed_logins: Mapped[int] = mapped_column(Integer, default=0)
+    last_failed_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Membership(Base):
+    """A person's roles in one project (the same roles as keys)."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("project_id", "person_id"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    person_id: Mapped[str] = mapped_column(ForeignKey("people.id"), index=True)
+    roles: Mapped[str] = mapped_column(String(100))  # comma-separated
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Invitation(Base):
+    """A link that makes whoever opens it (signed in, or signing up) a member of a project
+    with these roles, until it expires or is used."""
+
+    __tablename__ = "invitations"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    email: Mapped[str | None] = mapped_column(String(254))
+    roles: Mapped[str] = mapped_column(String(100))
+    created_by: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    accepted_at: Mapped[datetime | None]
+    accepted_by: Mapped[str | None] = mapped_column(String(40))
+
+
+class WebSession(Base):
+    """A dashboard sign-in, kept here so that signing out (or revoking the key) ends it for
+    real: the cookie names the row, and a row that ended signs nobody in."""
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    person_id: Mapped[str | None] = mapped_column(ForeignKey("people.id"))
+    key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id"))
+    project_id: Mapped[str | None] = mapped_column(ForeignKey("projects.id"))
+    csrf: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    ended_at: Mapped[datetime | None]
+
+
+class OAuthClient(Base):
+    """A client registered dynamically (RFC 7591): its metadata as it registered."""
+
+    __tablename__ = "oauth_clients"
+
+    id: Mapped[str] = mapped_column(String(80), primary_key=True)
+    metadata_json: Mapped[dict[str, Any]] = mapped_column("metadata", JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class OAuthGrant(Base):
+    """What a person allowed a client: an authorization code (``kind`` code), then the access
+    and refresh tokens it became. Every token of one sign-in shares a ``family_id``; a refresh
+    token used twice revokes the whole family. Secrets are kept as sha256."""
+
+    __tablename__ = "oauth_grants"
+    __table_args__ = (Index("ix_oauth_grants_family", "family_id"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(8))  # code | access | refresh
+    family_id: Mapped[str] = mapped_column(String(40))
+    client_id: Mapped[str] = mapped_column(ForeignKey("oauth_clients.id"))
+    person_id: Mapped[str] = mapped_column(ForeignKey("people.id"), index=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    roles: Mapped[str] = mapped_column(String(100))
+    resource: Mapped[str] = mapped_column(String(500))
+    scopes: Mapped[list[Any]] = mapped_column(default=list)
+    # For a code: what /token must match (PKCE S256 challenge, redirect URI).
+    code_challenge: Mapped[str | None] = mapped_column(String(128))
+    redirect_uri: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]  # a code exchanged, a refresh token rotated
+    revoked_at: Mapped[datetime | None]

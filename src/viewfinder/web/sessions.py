@@ -1,9 +1,10 @@
 """People's sign-in for the dashboard.
 
-The session cookie is signed, not encrypted, so it carries nothing secret: the id of the key a
-person signed in with and a random CSRF token. Every request looks the key up again, so
-revoking a key ends its sessions at once. The cookie is HttpOnly and SameSite=Lax (links from a
-pull request still open the dashboard signed in; cross-site posts carry no cookie), and every
+Sessions are kept server-side (services/signins.py): the cookie holds a random token, signed so
+that junk never reaches the database. Every request looks the session up again, so signing out,
+revoking the key or leaving the project ends it at once. The cookie is HttpOnly and
+SameSite=Lax (links from a pull request still open the dashboard signed in; cross-site posts
+carry no cookie), and every
 state-changing request must also echo the session's CSRF token and, when the browser names
 one, come from this origin.
 
@@ -23,7 +24,7 @@ from fastapi import Request, Response
 
 from viewfinder.errors import Forbidden, InvalidInput, Unauthenticated
 from viewfinder.plumbing.offloop import call
-from viewfinder.services import projects
+from viewfinder.services import signins
 from viewfinder.services.env import Actor, Env
 
 SESSION_COOKIE = "vf_session"
@@ -36,11 +37,12 @@ CSRF_FIELD = "csrf"
 
 @dataclass(frozen=True)
 class Viewer:
-    """A signed-in person: the key's Actor and the session's CSRF token."""
+    """A signed-in person: their Actor (a person's, or a key's) and the session's CSRF token."""
 
     actor: Actor
     csrf: str
     env: Env
+    is_owner: bool = False
 
 
 def env_of(request: Request) -> Env:
@@ -64,42 +66,45 @@ def _cookie(response: Response, env: Env, name: str, value: str, ttl: int) -> No
     )
 
 
-def start(env: Env, response: Response, actor: Actor) -> None:
-    """Sign the person in: a fresh CSRF token with every new session."""
-    value = {"k": actor.key_id, "c": secrets.token_urlsafe(24)}
+def start(env: Env, response: Response, token: str) -> None:
+    """Hand the browser its session (made by services/signins.py)."""
     _cookie(
         response,
         env,
         SESSION_COOKIE,
-        env.signer.sign("session", value, ttl=SESSION_TTL),
+        env.signer.sign("session", token, ttl=SESSION_TTL),
         SESSION_TTL,
     )
     response.delete_cookie(LOGIN_COOKIE, path="/")
 
 
-def end(response: Response) -> None:
+def session_token(request: Request) -> str | None:
+    """The session token the browser sent, when its signature holds."""
+    env = env_of(request)
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        return None
+    try:
+        value: Any = env.signer.unsign("session", cookie, what="session")
+    except InvalidInput:
+        return None
+    return value if isinstance(value, str) else None
+
+
+async def end(request: Request, response: Response) -> None:
+    """Sign out: the session ends server-side, and the browser forgets the cookie."""
+    await call(signins.end, env_of(request), session_token(request))
     response.delete_cookie(SESSION_COOKIE, path="/")
 
 
-def _session(env: Env, request: Request) -> tuple[str, str]:
-    token = request.cookies.get(SESSION_COOKIE)
-    if not token:
-        raise Unauthenticated("sign in with your project key to use the dashboard")
-    try:
-        value: Any = env.signer.unsign("session", token, what="session")
-    except InvalidInput:
-        raise Unauthenticated("your session has expired: sign in again") from None
-    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in "kc"):
-        raise Unauthenticated("sign in again")
-    return value["k"], value["c"]
-
-
 async def viewer(request: Request) -> Viewer:
-    """The signed-in person. Raises Unauthenticated (no, expired or revoked session)."""
+    """The signed-in person. Raises Unauthenticated (no, ended or expired session, or its key
+    or membership gone)."""
     env = env_of(request)
-    key_id, csrf = _session(env, request)
-    actor = await call(projects.actor_for_key_id, env, key_id)
-    person = Viewer(actor, csrf, env)
+    if not request.cookies.get(SESSION_COOKIE):
+        raise Unauthenticated("sign in with your email and password to use the dashboard")
+    signed = await call(signins.resolve, env, session_token(request))
+    person = Viewer(signed.actor, signed.csrf, env, signed.is_owner)
     request.state.viewer = person  # for error pages rendered later in the same request
     return person
 

@@ -6,7 +6,7 @@
 - deployments, deployment_uploads: builds that sessions are replayed on, and their uploads.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-12-02 06:00:00
 """
 
@@ -18,7 +18,7 @@ from alembic import op
 import viewfinder.store.models
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
