@@ -7,4 +7,12 @@ from __future__ import annotations
 
 def register() -> None:
     """Import every service that owns background work (each registers itself on import)."""
-    from viewfinder.services import builds, comparisons, contexts, pushes, storage  # noqa: F401
+    from viewfinder.services import (  # noqa: F401
+        builds,
+        checkup_shots,
+        comparisons,
+        contexts,
+        pushes,
+        storage,
+        webhooks,
+    )

@@ -45,10 +45,17 @@ OPERATIONS: dict[str, Needs] = {
     "list_baselines": _read("list baselines"),
     "get_pr_changeset": _read("read a pull request's changes"),
     "pr_comment": _read("write a pull request's comment body"),
+    "get_review": _read("read a design checkup"),
+    "list_reviews": _read("list design checkups"),
+    "get_billing": _read("read the checkup credits"),
+    # a self-hosted server takes no payments: any key hears why and what to do instead
+    "payments": _read("buy checkup credits"),
     # no key: the health check, and signed links (which carry their own authorisation)
     "health": Needs(None, "check that the server is up", public=True),
     "open_file": Needs(None, "open a signed file link", public=True),
     "delivered_image": Needs(None, "open a pushed image's link", public=True),
+    # the person's side of a checkup: the token in the review link is their whole sign-in
+    "review_link": Needs(None, "mark, verify and decide a design checkup", public=True),
     # uploading (CI)
     "create_build": Needs("upload", "upload screenshots"),
     "add_stories": Needs("upload", "upload screenshots"),
@@ -68,6 +75,11 @@ OPERATIONS: dict[str, Needs] = {
     "comment": Needs("review", "comment on diffs"),
     "resolve_comment": Needs("review", "resolve comments"),
     "delete_comment": Needs("review", "delete comments"),
+    "create_review": Needs("review", "open design checkups"),
+    "add_screenshot": Needs("review", "add screenshots to design checkups"),
+    "add_findings": Needs("review", "add findings to design checkups"),
+    "resolve_marks": Needs("review", "resolve the marks of design checkups"),
+    "second_opinion": Needs("review", "run the second opinion of design checkups"),
     # approving (people who own the baselines)
     "approve_diff": Needs("approve", "approve diffs (change baselines)"),
     "delete_baseline": Needs("approve", "delete baselines"),
@@ -77,6 +89,7 @@ OPERATIONS: dict[str, Needs] = {
     # administering
     "update_project": Needs("admin", "change the project's settings"),
     "set_quota": Needs("admin", "change the storage quota"),
+    "set_allowance": Needs("admin", "change the checkup credits allowance"),
     "list_keys": Needs("admin", "list keys"),
     "create_key": Needs("admin", "create keys"),
     "revoke_key": Needs("admin", "revoke keys"),

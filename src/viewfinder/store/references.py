@@ -11,11 +11,12 @@ from datetime import datetime
 from sqlalchemy import Select, exists, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from viewfinder.store.models import Blob, Comparison, Image
+from viewfinder.store.models import Blob, CheckupShot, Comparison, Image
 
 REFERENCES: list[InstrumentedAttribute[str] | InstrumentedAttribute[str | None]] = [
     Image.sha256,
     Comparison.diff_sha256,
+    CheckupShot.boxes_sha256,
 ]
 
 
