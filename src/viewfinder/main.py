@@ -10,6 +10,7 @@ from viewfinder.cli import (
     baselines,
     builds,
     capture,
+    checkups,
     comments,
     contexts,
     diff,
@@ -51,6 +52,7 @@ app.command("expire")(contexts.expire)
 app.command("pr-comment")(contexts.pr_comment)
 app.command("usage")(contexts.usage)
 app.command("capture")(capture.capture)
+app.add_typer(checkups.app, name="checkup")
 
 
 @app.callback()

@@ -9,7 +9,7 @@ from fastapi import FastAPI
 def install(app: FastAPI) -> None:
     """Add the API's routes and its error handlers to the app."""
     from viewfinder.api import errors, openapi
-    from viewfinder.api.routes import builds, comparisons, delivery, diffs, project
+    from viewfinder.api.routes import builds, checkups, comparisons, delivery, diffs, project
 
     errors.install(app)
     openapi.install(app)
@@ -19,6 +19,8 @@ def install(app: FastAPI) -> None:
         diffs.router,
         comparisons.router,
         delivery.router,
+        checkups.router,
     ):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)
+    app.include_router(checkups.person)
