@@ -6,7 +6,7 @@ from mcp.server.mcpserver import MCPServer
 
 from viewfinder import __version__
 from viewfinder.errors import InvalidInput
-from viewfinder.mcp import default, miseru, prompts, uiverify
+from viewfinder.mcp import default, miseru, prompts, revisemy, uiverify
 from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, register
 
 INSTRUCTIONS = {
@@ -31,12 +31,24 @@ INSTRUCTIONS = {
         "miseru_approve, and close a merged PR with miseru_close_context reason merged so its "
         "baselines become the shared ones. Tool errors start with a [code]."
     ),
+    "revisemy": (
+        "Design checkups (ReviseMy's tools, served by Viewfinder): create_review from exactly "
+        "one source, paste review_url to the human, poll get_review and follow next_action: "
+        "wait, fix the marks and report them with resolve_marks, open the next pass with "
+        "parent_id, stop when approved. Approving and verifying stay with the human. Tool "
+        "errors start with a [code]."
+    ),
 }
 
 
 def profiles() -> dict[str, list[ToolSpec]]:
     """Every profile's tools, by profile name."""
-    return {"default": default.TOOLS, "uiverify": uiverify.TOOLS, "miseru": miseru.TOOLS}
+    return {
+        "default": default.TOOLS,
+        "uiverify": uiverify.TOOLS,
+        "miseru": miseru.TOOLS,
+        "revisemy": revisemy.TOOLS,
+    }
 
 
 def build_server(profile: str, backend: Backend) -> MCPServer:
