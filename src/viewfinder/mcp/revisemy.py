@@ -92,13 +92,17 @@ def _answer(review: ReviewRecord, record: BaseModel | None = None) -> TextResult
     return TextResult([review_text(review), shown.model_dump_json(by_alias=True)], shown)
 
 
-def _create(call: Call, a: CreateReviewArgs) -> Result:
+def _created(call: Call, a: CreateReviewArgs) -> ReviewRecord:
     new = checkups.NewReview(**a.model_dump())
     review = checkups.create_review(call.env, call.actor, new)
     wait = call.env.settings.checkup_capture_wait_seconds
     if review.capture.state == "queued" and wait:
         review = checkups.wait_for_capture(call.env, call.actor, review.id, timeout=wait)
-    return _answer(review)
+    return review
+
+
+def _create(call: Call, a: CreateReviewArgs) -> Result:
+    return _answer(_created(call, a))
 
 
 def _get(call: Call, a: IdArg) -> Result:
@@ -122,9 +126,13 @@ def _add_findings(call: Call, a: AddFindingsArgs) -> Result:
     return _answer(result.review, result)
 
 
-def _resolve(call: Call, a: ResolveMarksArgs) -> Result:
+def _resolved(call: Call, a: ResolveMarksArgs) -> ResolveResult:
     marks = [m.model_dump(exclude_none=True) for m in a.marks]
-    result = checkup_marks.resolve_marks(call.env, call.actor, a.id, marks)
+    return checkup_marks.resolve_marks(call.env, call.actor, a.id, marks)
+
+
+def _resolve(call: Call, a: ResolveMarksArgs) -> Result:
+    result = _resolved(call, a)
     lines = [f"{u.number}: {u.summary}" for u in result.updated]
     lines += [f"skipped {s.id}: {s.reason}" for s in result.skipped]
     lines.append(f"Next: {result.next_action.action} — {result.next_action.summary}")
@@ -161,8 +169,7 @@ def _get_checkup(call: Call, a: GetCheckupArgs) -> Result:
     if a.id is None:
         listed = checkups.list_reviews(call.env, call.actor)
         return CheckupView(reviews=listed.reviews)
-    review = checkups.get_review(call.env, call.actor, a.id)
-    return TextResult([review_text(review)], CheckupView(review=review))
+    return CheckupView(review=checkups.get_review(call.env, call.actor, a.id))
 
 
 def _add_to(call: Call, a: AddToCheckupArgs) -> Result:
@@ -186,7 +193,7 @@ def _add_to(call: Call, a: AddToCheckupArgs) -> Result:
     else:
         review = checkups.request_second_opinion(call.env, call.actor, a.id, a.screenshot_index)
         result = FindingsResult(added=[], review=review)
-    return TextResult([review_text(result.review)], result)
+    return result
 
 
 CREATE = (
@@ -314,7 +321,7 @@ DEFAULT_TOOLS: list[ToolSpec] = [
         CREATE.replace("parent_id", "parent_id (a rev_ id)"),
         CreateReviewArgs,
         ReviewRecord,
-        _create,
+        _codes(_created),
         operation="create_review",
     ),
     ToolSpec(
@@ -341,7 +348,7 @@ DEFAULT_TOOLS: list[ToolSpec] = [
         RESOLVE,
         ResolveMarksArgs,
         ResolveResult,
-        _resolve,
+        _resolved,
         operation="resolve_marks",
     ),
 ]
