@@ -205,7 +205,10 @@ def create_review(env: Env, actor: Actor, new: NewReview) -> ReviewRecord:
                 capture_request=request,
                 webhook_url=webhook_url,
                 webhook_secret=(inherited_secret or secrets.token_hex(32)) if webhook_url else None,
-                webhook_failures=0,
+                # The same webhook carries its count of failures in a row (and its pause) on;
+                # a new address starts afresh.
+                webhook_failures=parent.webhook_failures if inherited_secret and parent else 0,
+                webhook_paused_at=parent.webhook_paused_at if inherited_secret and parent else None,
                 credits=cost,
                 created_by=actor.key_id,
                 created_at=now,
