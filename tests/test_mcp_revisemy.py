@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -305,3 +306,39 @@ def test_hints_credits_payments_and_a_failed_capture_answer_as_the_reference_say
                 assert json.dumps(card)
 
     anyio.run(flow)
+
+
+def test_the_profile_over_stdio_proxies_to_a_real_server(tmp_path: Path) -> None:
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.server import VIEWFINDER, running_server
+
+    (tmp_path / "server").mkdir()
+    with running_server("sqlite", tmp_path / "server") as server:
+
+        async def check() -> None:
+            proxy = StdioServerParameters(
+                command=VIEWFINDER,
+                args=["mcp", "--profile", PROFILE],
+                env={"VIEWFINDER_URL": server.url, "VIEWFINDER_KEY": server.keys["agent"]},
+                cwd=tmp_path,
+            )
+            async with Client(proxy) as client:
+                assert {t.name for t in (await client.list_tools()).tools} == SEED_TOOLS
+                created = data(
+                    await client.call_tool(
+                        "create_review", {"title": "Over stdio", "images": [data_url(BUTTON)]}
+                    )
+                )
+                assert created["review_url"].startswith(server.url + "/r/")
+                polled = data(await client.call_tool("get_review", {"id": created["id"]}))
+                assert polled["next_action"]["action"] == "wait_for_human"
+                two = refusal(
+                    await client.call_tool(
+                        "create_review", {"title": "t", "pdf": "x", "html": "<p>x</p>"}
+                    )
+                )
+                assert two.startswith("[invalid_input] provide exactly one source")
+
+        anyio.run(check)
