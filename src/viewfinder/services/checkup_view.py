@@ -314,7 +314,7 @@ class _Reader:
 
 
 def _packets(reader: _Reader) -> tuple[WorkPackets, Loop]:
-    own, carried, waiting, hints = [], [], [], []
+    own, carried, waiting, hints, settled = [], [], [], [], []
     for pin in sorted(reader.pins.values(), key=lambda p: (p.checkup_id, p.kind, p.number)):
         thread = reader.threads[pin.thread_id]
         mine = pin.checkup_id == reader.checkup.id
@@ -329,8 +329,10 @@ def _packets(reader: _Reader) -> tuple[WorkPackets, Loop]:
             carried.append(record)
         if thread.status == "resolved":
             waiting.append(record)
+        elif thread.status == "verified" and pin.checkup_id == reader.checkup.parent_id:
+            settled.append(record)  # the pass before's fixes the person confirmed
     _relate(hints, own)
-    pins = own + carried + [w for w in waiting if w.review_id != reader.checkup.id]
+    pins = own + carried + [w for w in waiting if w.review_id != reader.checkup.id] + settled
     open_pins = [p for p in own + carried if p.status in UNRESOLVED]
     must_fix = [p for p in open_pins if p.severity == "must-fix"]
     nits = [p for p in open_pins if p.severity == "nit"]

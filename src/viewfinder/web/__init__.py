@@ -13,8 +13,8 @@ STATIC = Path(__file__).parent / "static"
 
 def install(app: FastAPI) -> None:
     """Mount the dashboard's pages, its JSON actions under /ui/api and its static files."""
-    from viewfinder.web import actions, auth, library, media, pages
+    from viewfinder.web import actions, auth, checkups, library, media, pages
 
-    for module in (auth, pages, library, media, actions):
+    for module in (auth, pages, library, media, actions, checkups):
         app.include_router(module.router)
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="ui-static")
