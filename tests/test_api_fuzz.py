@@ -27,6 +27,8 @@ RULES_BEYOND_THE_DOCUMENT = {
     "push": "the bytes must be an image; exactly one of context_key and pr_number",
     "close_context": "exactly one of context_key and pr_number, the key's form per type",
     "set_policy": "exactly one of context_key and pr_number; ttl_seconds only with ttl",
+    "create_review": "exactly one of images, capture_url, pdf and html; images must be images",
+    "add_screenshot": "the image must be an image",
 }
 FIND_BUILD = "GET /api/v1/build"  # exactly one of build_id, commit_sha and pr_number
 

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, op
+from viewfinder.api.fields import line, text
 from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import checkup_marks, checkups, credits
@@ -43,15 +44,23 @@ class PointBody(Body):
 
 
 class CreateBody(Body):
-    title: str = Field(max_length=160, description="Short title for this checkup pass.")
-    context: str | None = Field(None, description="What the person should look at this pass.")
+    title: str = Field(
+        description="Short title for this checkup pass.", json_schema_extra=line(160)
+    )
+    context: str | None = Field(
+        None, description="What the person should look at this pass.", json_schema_extra=text(4000)
+    )
     type: Literal["ui", "website", "presentation", "email"] | None = Field(
         None,
         description="Defaults from the source (website, email, presentation, ui) or the "
         "parent pass.",
     )
-    page_url: str | None = Field(None, description="The page (captured with capture_url).")
-    webhook_url: str | None = Field(None, description="POSTed review.decided (https).")
+    page_url: str | None = Field(
+        None, description="The page (captured with capture_url).", json_schema_extra=line(2000)
+    )
+    webhook_url: str | None = Field(
+        None, description="POSTed review.decided (https).", json_schema_extra=line(2000)
+    )
     parent_id: str | None = Field(None, description="The pass before, after changes_requested.")
     images: list[str] | None = Field(
         None, description="1-5 screenshots: data URLs, base64 or https URLs."
@@ -59,7 +68,9 @@ class CreateBody(Body):
     capture_url: bool = Field(False, description="Capture page_url at desktop and mobile size.")
     pdf: str | None = Field(None, description="A PDF (https URL, data URL or base64).")
     html: str | None = Field(None, description="An email's HTML.")
-    design_rules: str | None = Field(None, description="Rules the person checks against.")
+    design_rules: str | None = Field(
+        None, description="Rules the person checks against.", json_schema_extra=text(20000)
+    )
     full_page: bool = Field(False, description="Capture the whole page, not the first screen.")
 
 
@@ -106,9 +117,9 @@ async def add_screenshot(
 
 class FindingBody(Body):
     severity: Literal["suggestion", "a11y", "polish"] | None = None
-    body: str
+    body: str = Field(json_schema_extra=text(4000))
     area: AreaBody | None = None
-    screenshot_index: JsonInt = 0
+    screenshot_index: JsonInt = Field(0, json_schema_extra={"minimum": 0})
     related_pin: str | None = None
 
 
@@ -128,7 +139,7 @@ async def add_findings(
 class MarkUpdate(Body):
     id: str
     status: Literal["in_progress", "resolved"] | None = None
-    note: str | None = None
+    note: str | None = Field(None, json_schema_extra=text(2000))
     after_image: str | None = None
 
 
@@ -146,7 +157,7 @@ async def resolve_marks(
 
 
 class SecondOpinionBody(Body):
-    screenshot_index: JsonInt | None = None
+    screenshot_index: JsonInt | None = Field(None, json_schema_extra={"minimum": 0})
 
 
 @router.post("/reviews/{review_id}/second-opinion", **op("second_opinion"))
@@ -163,7 +174,10 @@ async def get_billing(env: EnvDep, actor: ActorDep) -> BillingRecord:
 
 
 class AllowanceBody(Body):
-    allowance: JsonInt | None = Field(description="Credits a month; null for no limit.")
+    allowance: JsonInt | None = Field(
+        description="Credits a month; null for no limit.",
+        json_schema_extra={"minimum": 0, "maximum": credits.ALLOWANCE_MAX},
+    )
 
 
 @router.put("/project/checkup-allowance", **op("set_allowance"))
@@ -183,14 +197,14 @@ async def view(token: str, env: EnvDep) -> ReviewRecord:
 
 
 class MarkBody(Body):
-    screenshot_index: JsonInt
-    body: str
+    screenshot_index: JsonInt = Field(json_schema_extra={"minimum": 0})
+    body: str = Field(json_schema_extra=text(4000))
     severity: Literal[
         "must-fix", "nit", "question", "keep", "wording", "spacing", "size", "color", "alignment"
     ] = "nit"
     area: AreaBody | None = None
     point: PointBody | None = None
-    suggested_copy: str | None = None
+    suggested_copy: str | None = Field(None, json_schema_extra=text(2000))
 
 
 @person.post(f"{LINK}/marks", status_code=201, **op("review_link"))
@@ -209,7 +223,7 @@ async def add_mark(token: str, body: MarkBody, env: EnvDep) -> Pin:
 
 
 class NoteBody(Body):
-    note: str | None = None
+    note: str | None = Field(None, json_schema_extra=text(4000))
 
 
 @person.post(f"{LINK}/marks/{{mark_id}}/verify", **op("review_link"))
@@ -223,7 +237,7 @@ async def reopen(token: str, mark_id: str, body: NoteBody, env: EnvDep) -> Pin:
 
 
 class TextBody(Body):
-    body: str
+    body: str = Field(json_schema_extra=text(2000))
 
 
 @person.post(f"{LINK}/marks/{{mark_id}}/comments", **op("review_link"))
@@ -249,7 +263,7 @@ async def accept(token: str, hint_id: str, body: AcceptBody, env: EnvDep) -> Pin
 
 class DecisionBody(Body):
     decision: Literal["approved", "changes_requested"]
-    note: str | None = None
+    note: str | None = Field(None, json_schema_extra=text(2000))
 
 
 @person.post(f"{LINK}/decision", **op("review_link"))
