@@ -38,6 +38,7 @@ SEED_TOOLS = {
     "create_portal",
     "cancel_subscription",
 }
+APP_TOOLS = {"add_mark", "decide_review", "verify_mark"}  # for the review app only
 
 
 def data_url(png: bytes) -> str:
@@ -60,7 +61,13 @@ def test_the_checkup_loop_runs_end_to_end_with_the_sdk_client(env: Env, keys: Ke
                 httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=BASE) as web,
             ):
                 tools = {t.name: t for t in (await agent.list_tools()).tools}
-                assert set(tools) == SEED_TOOLS
+                assert set(tools) == SEED_TOOLS | APP_TOOLS
+                hidden = {
+                    n
+                    for n, t in tools.items()
+                    if (t.meta or {}).get("ui", {}).get("visibility") == ["app"]
+                }
+                assert hidden == APP_TOOLS
                 prompts = {p.name for p in (await agent.list_prompts()).prompts}
                 assert prompts == {"design_checkup_loop", "check_page"}
                 page = await agent.get_prompt(
@@ -299,7 +306,7 @@ def test_hints_credits_payments_and_a_failed_capture_answer_as_the_reference_say
                 assert (await admin.call_tool("get_billing", {})).structured_content
                 remote = next(r for r in card["remotes"] if r["_meta"]["profile"] == PROFILE)
                 assert remote["url"].endswith("/mcp/revisemy")
-                assert set(remote["_meta"]["tools"]) == SEED_TOOLS
+                assert set(remote["_meta"]["tools"]) == SEED_TOOLS | APP_TOOLS
                 assert remote["_meta"]["prompts"] == ["design_checkup_loop", "check_page"]
                 for name in [*SEED_TOOLS, "design_checkup_loop", "open_checkup"]:
                     assert f"`{name}`" in llms
@@ -325,7 +332,8 @@ def test_the_profile_over_stdio_proxies_to_a_real_server(tmp_path: Path) -> None
                 cwd=tmp_path,
             )
             async with Client(proxy) as client:
-                assert {t.name for t in (await client.list_tools()).tools} == SEED_TOOLS
+                listed = {t.name for t in (await client.list_tools()).tools}
+                assert listed == SEED_TOOLS | APP_TOOLS
                 created = data(
                     await client.call_tool(
                         "create_review", {"title": "Over stdio", "images": [data_url(BUTTON)]}

@@ -45,7 +45,8 @@ def mount(app: FastAPI, env: Callable[[], Env], settings: Settings) -> list[MCPS
     allowed = Allowed.for_url(settings.public_url)
     limit = body_limit(settings)
     for profile in profiles():
-        server = build_server(profile, LocalBackend(env, http_key, local_files=False))
+        backend = LocalBackend(env, http_key, local_files=False)
+        server = build_server(profile, backend, public_url=settings.public_url)
         starlette_app = server.streamable_http_app(
             streamable_http_path=path_of(profile),
             stateless_http=True,

@@ -15,19 +15,23 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from viewfinder.errors import CaptureFailed, InvalidInput
+from viewfinder.mcp import review_app
 from viewfinder.mcp.revisemy_shapes import (
     AddFindingsArgs,
+    AddMarkArgs,
     AddScreenshotArgs,
     AddToCheckupArgs,
     CancelArgs,
     CheckoutArgs,
     CreateReviewArgs,
+    DecideArgs,
     GetCheckupArgs,
     IdArg,
     NoArgs,
     PaymentAnswer,
     ResolveMarksArgs,
     SecondOpinionArgs,
+    VerifyArgs,
 )
 from viewfinder.mcp.tooling import Call, Result, TextResult, ToolSpec
 from viewfinder.services import checkup_marks, checkups, credits, permissions
@@ -196,6 +200,42 @@ def _add_to(call: Call, a: AddToCheckupArgs) -> Result:
     return result
 
 
+# ---- the app-only tools: the person, through the review app, with the link's token --------------
+
+
+def _by_token(call: Call, token: str) -> ReviewRecord:
+    return checkup_marks.view(call.env, token)
+
+
+def _add_mark(call: Call, a: AddMarkArgs) -> Result:
+    checkup_marks.add_mark(
+        call.env,
+        a.token,
+        screenshot_index=a.screenshot_index,
+        body=a.body,
+        severity=a.severity,
+        area=a.area.model_dump() if a.area else None,
+        point=a.point.model_dump() if a.point else None,
+        suggested_copy=a.suggested_copy,
+    )
+    return _answer(_by_token(call, a.token))
+
+
+def _decide(call: Call, a: DecideArgs) -> Result:
+    return _answer(checkup_marks.decide(call.env, a.token, a.decision, a.note))
+
+
+def _verify(call: Call, a: VerifyArgs) -> Result:
+    if a.verified:
+        checkup_marks.verify_mark(call.env, a.token, a.mark_id)
+    else:
+        checkup_marks.reopen_mark(call.env, a.token, a.mark_id)
+    return _answer(_by_token(call, a.token))
+
+
+APP_ONLY = review_app.linked(["app"])
+APP_NOTE = " For the review app only (hidden from the model): agents never call it."
+
 CREATE = (
     "Use when the person wants something visual (a page, screen, email or deck) checked, "
     "marked up or signed off before it ships, or after you change UI. Not for code review. "
@@ -225,8 +265,18 @@ TOOLS: list[ToolSpec] = [
         ReviewRecord,
         _codes(_create),
         operation="create_review",
+        meta=review_app.linked(),
     ),
-    ToolSpec("get_review", GET, IdArg, ReviewRecord, _get, read_only=True, operation="get_review"),
+    ToolSpec(
+        "get_review",
+        GET,
+        IdArg,
+        ReviewRecord,
+        _get,
+        read_only=True,
+        operation="get_review",
+        meta=review_app.linked(),
+    ),
     ToolSpec(
         "list_reviews",
         "List recent design reviews for this key only. Returns pass #, status, next_action, and "
@@ -312,6 +362,34 @@ TOOLS: list[ToolSpec] = [
         _refuse("cancel_subscription"),
         destructive=True,
         operation="payments",
+    ),
+    ToolSpec(
+        "add_mark",
+        "The person marks a screenshot (M1, M2 ...) in the review app." + APP_NOTE,
+        AddMarkArgs,
+        ReviewRecord,
+        _add_mark,
+        operation="review_link",
+        meta=APP_ONLY,
+    ),
+    ToolSpec(
+        "decide_review",
+        "The person approves or requests changes in the review app." + APP_NOTE,
+        DecideArgs,
+        ReviewRecord,
+        _decide,
+        operation="review_link",
+        meta=APP_ONLY,
+    ),
+    ToolSpec(
+        "verify_mark",
+        "The person verifies (or, with verified false, reopens) a resolved mark in the review "
+        "app." + APP_NOTE,
+        VerifyArgs,
+        ReviewRecord,
+        _verify,
+        operation="review_link",
+        meta=APP_ONLY,
     ),
 ]
 

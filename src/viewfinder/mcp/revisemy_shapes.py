@@ -167,3 +167,35 @@ class AddToCheckupArgs(BaseModel):
         False, description="Measure the screenshots again (all, or screenshot_index)."
     )
     screenshot_index: int | None = None
+
+
+# ---- the app-only tools (the review app, acting with the review link's token) -----------------
+
+
+class PointArg(BaseModel):
+    x: float = Field(ge=0, le=1)
+    y: float = Field(ge=0, le=1)
+
+
+class AddMarkArgs(BaseModel):
+    token: str = Field(description="The review link's token (the part of review_url after /r/).")
+    screenshot_index: int = Field(ge=0)
+    body: str
+    severity: Literal[
+        "must-fix", "nit", "question", "keep", "wording", "spacing", "size", "color", "alignment"
+    ] = "nit"
+    area: AreaArg | None = None
+    point: PointArg | None = None
+    suggested_copy: str | None = None
+
+
+class DecideArgs(BaseModel):
+    token: str = Field(description="The review link's token.")
+    decision: Literal["approved", "changes_requested"]
+    note: str | None = None
+
+
+class VerifyArgs(BaseModel):
+    token: str = Field(description="The review link's token.")
+    mark_id: str
+    verified: bool = Field(True, description="false reopens the mark instead.")

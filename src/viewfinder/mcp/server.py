@@ -6,7 +6,7 @@ from mcp.server.mcpserver import MCPServer
 
 from viewfinder import __version__
 from viewfinder.errors import InvalidInput
-from viewfinder.mcp import default, miseru, prompts, revisemy, uiverify
+from viewfinder.mcp import default, miseru, prompts, review_app, revisemy, uiverify
 from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, register
 
 INSTRUCTIONS = {
@@ -51,8 +51,13 @@ def profiles() -> dict[str, list[ToolSpec]]:
     }
 
 
-def build_server(profile: str, backend: Backend) -> MCPServer:
-    """An MCP server for a profile. Raises InvalidInput for an unknown profile."""
+# Profiles whose tools render the review app (MCP Apps) in hosts that have Apps.
+WITH_APPS = ("revisemy",)
+
+
+def build_server(profile: str, backend: Backend, *, public_url: str | None = None) -> MCPServer:
+    """An MCP server for a profile. Raises InvalidInput for an unknown profile. ``public_url``
+    is where the review app's screenshots come from."""
     known = profiles()
     if profile not in known:
         raise InvalidInput(f"unknown profile {profile!r}: choose one of {', '.join(known)}")
@@ -63,6 +68,7 @@ def build_server(profile: str, backend: Backend) -> MCPServer:
         instructions=INSTRUCTIONS[profile],
         website_url="https://github.com/viewfinder",
         version=__version__,
+        extensions=[review_app.extension(public_url)] if profile in WITH_APPS else [],
     )
     for spec in known[profile]:
         register(server, spec, backend)
