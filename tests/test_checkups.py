@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+from datetime import timedelta
 
 import pytest
 
@@ -290,3 +291,40 @@ def test_a_failed_capture_still_opens_the_review_with_a_placeholder(env: Env, ke
     assert {s.meta["origin"] for s in done.screenshots} == {"capture_failed"}
     added = checkups.add_screenshot(env, keys.agent, review.id, data_url(WHITE))
     assert added.screenshots[-1].meta["origin"] == "image"
+
+
+def test_an_expired_link_expires_the_review_and_refuses_the_person(env: Env, keys: Keys) -> None:
+    from viewfinder.store.models import Checkup, utcnow
+
+    review = open_images(env, keys, WHITE)
+    with env.db.write() as s:
+        row = s.get(Checkup, review.id)
+        assert row is not None
+        row.expires_at = utcnow() - timedelta(seconds=1)
+    expired = checkups.get_review(env, keys.agent, review.id)
+    assert expired.status == "expired" and expired.next_action.action == "expired"
+    with pytest.raises(Conflict, match="link expired"):
+        checkup_marks.add_mark(env, token_of(review.review_url), screenshot_index=0, body="x")
+    with pytest.raises(Conflict, match="expired"):
+        checkups.add_findings(env, keys.agent, review.id, [{"body": "x"}])
+
+
+def test_guests_suggest_through_their_own_link_which_expires_and_rotates(
+    env: Env, keys: Keys
+) -> None:
+    from viewfinder.services import checkup_guests
+
+    review = open_images(env, keys, BUTTON)
+    assert review.guest_share_url is not None
+    guest = review.guest_share_url.rsplit("/g/", 1)[1]
+    seen = checkup_guests.suggest(env, guest, screenshot_index=0, body="Bigger logo", name="Ana")
+    assert [p.number for p in seen.suggestions] == ["G1"]
+    assert "review_url" not in seen.model_dump()  # a guest never sees the person's link
+    again = checkups.get_review(env, keys.agent, review.id)
+    [hint] = [p for p in again.work_packets.second_opinion if p.source == "guest"]
+    accepted = checkup_marks.accept_hint(env, token_of(review.review_url), hint.id, "nit")
+    assert accepted.source == "guest" and accepted.number == "M1"
+    rotated = checkup_marks.regenerate_guest_link(env, token_of(review.review_url), "never")
+    assert rotated.guest_share_url != review.guest_share_url and rotated.guest_expires_at is None
+    with pytest.raises(NotFound, match="expired or was replaced"):
+        checkup_guests.view(env, guest)

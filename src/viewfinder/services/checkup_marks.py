@@ -28,13 +28,13 @@ from viewfinder.services import (
     webhooks,
 )
 from viewfinder.services import threads as thread_service
+from viewfinder.services.checkup_next import status_of
 from viewfinder.services.checkup_records import Pin, ResolveResult, ReviewRecord, Skipped, Updated
 from viewfinder.services.checkup_view import (
     lineage,
     number_of,
     pin_record,
     review_record,
-    status_of,
 )
 from viewfinder.services.checkups import find_by_token, normalise_area
 from viewfinder.services.env import Actor, Env

@@ -24,8 +24,9 @@ from viewfinder.errors import CaptureFailed, Conflict, InvalidInput, NotFound
 from viewfinder.ids import new_id
 from viewfinder.jobs import queue
 from viewfinder.services import checkup_shots, credits, permissions, scoping
+from viewfinder.services.checkup_next import status_of
 from viewfinder.services.checkup_records import FindingsResult, ReviewList, ReviewRecord
-from viewfinder.services.checkup_view import review_record, status_of, summary_record
+from viewfinder.services.checkup_view import review_record, summary_record
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.text import check_text
 from viewfinder.store.models import Checkup, CheckupPin, utcnow

@@ -56,6 +56,7 @@ OPERATIONS: dict[str, Needs] = {
     "delivered_image": Needs(None, "open a pushed image's link", public=True),
     # the person's side of a checkup: the token in the review link is their whole sign-in
     "review_link": Needs(None, "mark, verify and decide a design checkup", public=True),
+    "guest_link": Needs(None, "suggest changes on a design checkup", public=True),
     # uploading (CI)
     "create_build": Needs("upload", "upload screenshots"),
     "add_stories": Needs("upload", "upload screenshots"),

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from viewfinder.plumbing.offloop import call
-from viewfinder.services import checkup_marks
+from viewfinder.services import checkup_guests, checkup_marks
 from viewfinder.services.checkup_records import Pin, ReviewRecord
 from viewfinder.web.present import page, render
 from viewfinder.web.sessions import env_of
@@ -61,3 +61,10 @@ async def board_page(request: Request, token: str) -> Response:
         review=review,
         columns=[(key, label, [m for m in marks if m.status == key]) for key, label in COLUMNS],
     )
+
+
+@router.get("/g/{token}")
+@page
+async def guest_page(request: Request, token: str) -> Response:
+    guest = await call(checkup_guests.view, env_of(request), token)
+    return render("guest.html", None, guest=guest)

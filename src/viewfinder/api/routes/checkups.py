@@ -15,7 +15,7 @@ from viewfinder.api.deps import ActorDep, EnvDep, op
 from viewfinder.api.fields import line, text
 from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call
-from viewfinder.services import checkup_marks, checkups, credits
+from viewfinder.services import checkup_guests, checkup_marks, checkups, credits
 from viewfinder.services.checkup_records import (
     FindingsResult,
     Pin,
@@ -282,3 +282,35 @@ async def guest_link(token: str, body: GuestBody, env: EnvDep) -> ReviewRecord:
     """A new guest link (the old one stops working)."""
     expires: Any = body.expires_at or body.expires or "7d"
     return await call(checkup_marks.regenerate_guest_link, env, token, expires)
+
+
+# ---- the guests' link: suggestions only -------------------------------------------------------
+
+GUEST = "/api/v1/g/{token}"
+
+
+@person.get(GUEST, **op("guest_link"))
+async def guest_view(token: str, env: EnvDep) -> checkup_guests.GuestView:
+    """What a guest sees: the screenshots and the suggestions so far."""
+    return await call(checkup_guests.view, env, token)
+
+
+class SuggestionBody(Body):
+    screenshot_index: JsonInt = Field(json_schema_extra={"minimum": 0})
+    body: str = Field(json_schema_extra=text(4000))
+    area: AreaBody | None = None
+    name: str | None = Field(None, json_schema_extra=line(60))
+
+
+@person.post(f"{GUEST}/suggestions", status_code=201, **op("guest_link"))
+async def suggest(token: str, body: SuggestionBody, env: EnvDep) -> checkup_guests.GuestView:
+    """A guest's suggestion (G1, G2 ...): a hint until the reviewer accepts it."""
+    return await call(
+        checkup_guests.suggest,
+        env,
+        token,
+        screenshot_index=body.screenshot_index,
+        body=body.body,
+        area=body.area.model_dump() if body.area else None,
+        name=body.name,
+    )
