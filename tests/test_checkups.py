@@ -328,3 +328,51 @@ def test_guests_suggest_through_their_own_link_which_expires_and_rotates(
     assert rotated.guest_share_url != review.guest_share_url and rotated.guest_expires_at is None
     with pytest.raises(NotFound, match="expired or was replaced"):
         checkup_guests.view(env, guest)
+
+
+def test_a_vision_model_adds_hints_with_areas_when_one_is_set(env: Env, keys: Keys) -> None:
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[dict[str, object]] = []
+    answer = {
+        "findings": [
+            {
+                "severity": "polish",
+                "body": "The button sits off the grid",
+                "area": {"x": 0.1, "y": 0.2, "w": 0.2, "h": 0.2},
+            },
+            {"severity": "must-fix", "body": "Not a severity hints have", "area": None},
+        ]
+    }
+
+    class Model(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+            asked.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            data = json.dumps({"choices": [{"message": {"content": json.dumps(answer)}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Model)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        env.settings = env.settings.model_copy(update={"vision_url": url})
+        review = open_images(env, keys, BUTTON)
+    finally:
+        server.shutdown()
+        server.server_close()
+    hints = [p for p in review.work_packets.second_opinion if p.source == "vision"]
+    assert [(h.severity, h.body) for h in hints] == [
+        ("polish", "The button sits off the grid"),
+        ("suggestion", "Not a severity hints have"),
+    ]
+    assert hints[0].area is not None and hints[0].area.x == pytest.approx(0.1)
+    assert len(asked) == 1 and review.status == "pending"

@@ -15,12 +15,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from viewfinder import capture
-from viewfinder.capture import Box, Finding, Policy, Shot, Violation, ViolationNode
+from viewfinder.capture import Area, Box, Finding, Policy, Shot, Violation, ViolationNode
 from viewfinder.capture.placeholder import placeholder
 from viewfinder.errors import InvalidInput, ViewfinderError
 from viewfinder.ids import new_id
 from viewfinder.jobs import registry
-from viewfinder.services import comparisons, images, storage, threads
+from viewfinder.services import comparisons, images, storage, threads, vision
 from viewfinder.services.env import Actor, Env
 from viewfinder.store.models import (
     Checkup,
@@ -116,7 +116,7 @@ def add_hints(
             kind="finding",
             number=number,
             screenshot_index=index,
-            source=source or finding.source,
+            source=source or finding.extra.get("source") or finding.source,
             rule=None if source else finding.rule[:80],
             related_pin=(related or {}).get(position),
             reopened=0,
@@ -125,6 +125,29 @@ def add_hints(
         added.append(pin)
         number += 1
     return added
+
+
+def vision_hints(env: Env, shots: Sequence[Shot], review_type: str) -> list[Finding]:
+    """The optional vision model's hints on each shot (none when no model is set)."""
+    found = []
+    for shot in shots:
+        if shot.failed:
+            continue
+        for item in vision.design_findings(
+            env.settings, shot.png, review_type=review_type, label=shot.label
+        ):
+            area = item["area"]
+            found.append(
+                Finding(
+                    item["severity"],
+                    item["body"],
+                    Area(area["x"], area["y"], area["w"], area["h"]) if area else None,
+                    shot.label,
+                    "vision",
+                    extra={"source": "vision"},
+                )
+            )
+    return found
 
 
 def shot_rows(s: Session, checkup_id: str) -> list[CheckupShot]:
@@ -172,6 +195,7 @@ def store_shots(env: Env, actor: Actor, checkup_id: str, shots: Sequence[Shot]) 
         assert checkup is not None
         review_type = checkup.type
     found = capture.second_opinion(shots, review_type) if shots else []  # type: ignore[arg-type]
+    found += vision_hints(env, shots, review_type)
     labels = {shot.label: i for i, shot in enumerate(shots)}
     files = [images.check_png(env, shot.png, what=f"screenshot {shot.label}") for shot in shots]
     boxes = [_boxes_file(shot) for shot in shots]
@@ -284,6 +308,7 @@ def rerun_second_opinion(env: Env, checkup_id: str, index: int | None) -> int:
         review_type = checkup.type
     shots = [stored_shot(env, r, pictures[r.image_id]) for _, r in chosen]
     found = capture.second_opinion(shots, review_type) if shots else []  # type: ignore[arg-type]
+    found += vision_hints(env, shots, review_type)
     by_label = {shot.label: i for (i, _), shot in zip(chosen, shots, strict=True)}
     with env.db.write() as s:
         checkup = s.get(Checkup, checkup_id, with_for_update=True)
