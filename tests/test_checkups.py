@@ -376,3 +376,33 @@ def test_a_vision_model_adds_hints_with_areas_when_one_is_set(env: Env, keys: Ke
     ]
     assert hints[0].area is not None and hints[0].area.x == pytest.approx(0.1)
     assert len(asked) == 1 and review.status == "pending"
+
+
+def test_a_page_checkup_points_at_what_a_flawed_page_contains_and_not_at_a_clean_one(
+    env: Env, keys: Keys
+) -> None:
+    from tests.capture_site import running_site
+
+    with running_site() as site:
+        env.settings = env.settings.model_copy(update={"capture_allow": f"127.0.0.1:{site.port}"})
+        flawed = checkups.create_review(
+            env,
+            keys.agent,
+            NewReview(title="Offers", capture_url=True, page_url=f"{site.url}/flawed"),
+        )
+        clean = checkups.create_review(
+            env,
+            keys.agent,
+            NewReview(title="Home", capture_url=True, page_url=f"{site.url}/clean"),
+        )
+        assert flawed.credits == 5 and flawed.type == "website"
+        drain(env)
+    flawed = checkups.get_review(env, keys.agent, flawed.id)
+    assert [s.label for s in flawed.screenshots] == ["desktop", "mobile"]
+    hints = flawed.work_packets.second_opinion
+    rules = {h.rule for h in hints}
+    assert {"contrast", "text-size", "tap-target"} <= rules
+    assert all(h.area is not None for h in hints if h.rule in ("contrast", "tap-target"))
+    tap = next(h for h in hints if h.rule == "tap-target")
+    assert flawed.screenshots[tap.screenshot_index].label == "mobile"
+    assert checkups.get_review(env, keys.agent, clean.id).work_packets.second_opinion == []

@@ -101,6 +101,12 @@ def test_a_person_marks_verifies_and_approves_through_the_link_alone(
     expect(page.get_by_role("button", name="Accept G1 as a mark")).to_be_visible()
     expect(page.get_by_role("heading", name="Checkout")).to_be_visible()
 
+    # Zoom in and out again (scrolling pans the zoomed screenshot).
+    page.get_by_role("button", name="100%").click()
+    expect(page.get_by_role("button", name="100%")).to_have_attribute("aria-pressed", "true")
+    assert page.locator(".shot img").evaluate("img => img.getBoundingClientRect().width") == 800
+    page.get_by_role("button", name="Fit").click()
+
     # Draw a rectangle over the button, say what is wrong, save: M1 is on the image and listed.
     drag(page, ".shot[data-shot='0'] img", (0.08, 0.18), (0.32, 0.42))
     form = page.locator("#mark-form")

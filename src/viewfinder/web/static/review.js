@@ -124,8 +124,25 @@ decision?.addEventListener("submit", (event) => {
   act("/decision", { decision: choice, note }, choice === "approved" ? "Approved" : "Changes requested");
 });
 
+// Zoom: fit the column, or show the pixels at 1x or 2x in a scrolling frame (scroll to pan).
+function zoom(factor) {
+  const shots = document.querySelector(".shots");
+  shots.classList.toggle("zoomed", factor > 0);
+  for (const img of document.querySelectorAll(".shot img")) {
+    img.style.width = factor > 0 ? `${img.naturalWidth * factor}px` : "";
+  }
+  for (const button of document.querySelectorAll("button[data-zoom]")) {
+    button.setAttribute("aria-pressed", String(Number(button.dataset.zoom) === factor));
+  }
+}
+for (const button of document.querySelectorAll("button[data-zoom]")) {
+  button.addEventListener("click", () => zoom(Number(button.dataset.zoom)));
+}
+
 document.addEventListener("keydown", (event) => {
   if (event.target.closest("input, textarea, select") || event.metaKey || event.ctrlKey) return;
+  if (event.key === "+") zoom(2);
+  if (event.key === "-") zoom(0);
   if (event.key === "Escape") closeForm();
   const key = { a: "approved", c: "changes_requested" }[event.key];
   if (key && decision) decision.querySelector(`button[value="${key}"]`).focus();
