@@ -406,3 +406,23 @@ def test_a_page_checkup_points_at_what_a_flawed_page_contains_and_not_at_a_clean
     tap = next(h for h in hints if h.rule == "tap-target")
     assert flawed.screenshots[tap.screenshot_index].label == "mobile"
     assert checkups.get_review(env, keys.agent, clean.id).work_packets.second_opinion == []
+
+
+def test_a_deck_becomes_one_screenshot_per_page_with_its_dom_kept(env: Env, keys: Keys) -> None:
+    from sqlalchemy import select
+
+    from tests.capture_site import slide_deck
+    from viewfinder.store.models import CheckupShot
+
+    deck = base64.b64encode(slide_deck()).decode()
+    review = checkups.create_review(env, keys.agent, NewReview(title="Deck", pdf=deck))
+    assert review.type == "presentation" and review.credits == 1
+    drain(env)
+    done = checkups.get_review(env, keys.agent, review.id)
+    assert [s.label for s in done.screenshots][:2] == ["page-1", "page-2"]
+    assert len(done.screenshots) == 5 and done.capture.state == "done"
+    dense = [h for h in done.work_packets.second_opinion if h.rule == "slide-density"]
+    assert [done.screenshots[h.screenshot_index].label for h in dense] == ["page-2"]
+    with env.db.read() as s:
+        rows = s.scalars(select(CheckupShot).where(CheckupShot.checkup_id == review.id))
+        assert all(r.dom_sha256 and env.blobs.get(r.dom_sha256) for r in rows)

@@ -167,6 +167,12 @@ def _boxes_file(shot: Shot) -> storage.Bytes | None:
     return storage.Bytes(data, hashlib.sha256(data).hexdigest(), "application/json")
 
 
+def _dom_file(shot: Shot) -> storage.Bytes | None:
+    if not shot.dom:
+        return None
+    return storage.Bytes(shot.dom, hashlib.sha256(shot.dom).hexdigest(), "application/json")
+
+
 def _compare_with_parent(
     s: Session, actor: Actor, checkup: Checkup, row: CheckupShot, image: Image
 ) -> None:
@@ -199,7 +205,9 @@ def store_shots(env: Env, actor: Actor, checkup_id: str, shots: Sequence[Shot]) 
     labels = {shot.label: i for i, shot in enumerate(shots)}
     files = [images.check_png(env, shot.png, what=f"screenshot {shot.label}") for shot in shots]
     boxes = [_boxes_file(shot) for shot in shots]
-    claimed = storage.claim(env, actor.project_id, [*files, *(b for b in boxes if b)])
+    doms = [_dom_file(shot) for shot in shots]
+    kept = [f for f in (*boxes, *doms) if f is not None]
+    claimed = storage.claim(env, actor.project_id, [*files, *kept])
     try:
         with env.db.write() as s:
             checkup = s.get(Checkup, checkup_id, with_for_update=True)
@@ -223,7 +231,9 @@ def store_shots(env: Env, actor: Actor, checkup_id: str, shots: Sequence[Shot]) 
                     for file, shot in zip(files, shots, strict=True)
                 ],
             )
-            for offset, (shot, image, box) in enumerate(zip(shots, rows, boxes, strict=True)):
+            for offset, (shot, image, box, dom) in enumerate(
+                zip(shots, rows, boxes, doms, strict=True)
+            ):
                 row = CheckupShot(
                     id=new_id("shp"),
                     project_id=checkup.project_id,
@@ -234,6 +244,7 @@ def store_shots(env: Env, actor: Actor, checkup_id: str, shots: Sequence[Shot]) 
                     origin=shot.origin,
                     meta=shot.meta(),
                     boxes_sha256=box.sha256 if box else None,
+                    dom_sha256=dom.sha256 if dom else None,
                 )
                 s.add(row)
                 s.flush()

@@ -428,6 +428,7 @@ class CheckupShot(Base):
     origin: Mapped[str] = mapped_column(String(20))
     meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
     boxes_sha256: Mapped[str | None] = mapped_column(String(64))
+    dom_sha256: Mapped[str | None] = mapped_column(String(64))
     comparison_id: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 

@@ -17,6 +17,7 @@ REFERENCES: list[InstrumentedAttribute[str] | InstrumentedAttribute[str | None]]
     Image.sha256,
     Comparison.diff_sha256,
     CheckupShot.boxes_sha256,
+    CheckupShot.dom_sha256,
 ]
 
 

@@ -2,7 +2,8 @@
 
 - checkups: one pass of a design checkup (a ReviseMy review), its link tokens, its capture
   request while the capture job has not run, its webhook and the credits it cost.
-- checkup_shots: its screenshots in order, with their boxes blob and pass comparison.
+- checkup_shots: its screenshots in order, with their boxes and DOM snapshot blobs and their
+  comparison with the pass before.
 - checkup_pins: what a checkup adds to its mark and finding threads (numbers, sources,
   suggested copy, answers, the agent's note and after-image).
 - credit_spends: credits spent, per project and checkup.
@@ -79,6 +80,7 @@ def upgrade() -> None:
         sa.Column("origin", sa.String(20), nullable=False),
         sa.Column("meta", sa.JSON(), nullable=False),
         sa.Column("boxes_sha256", sa.String(64), nullable=True),
+        sa.Column("dom_sha256", sa.String(64), nullable=True),
         sa.Column("comparison_id", sa.String(40), nullable=True),
         _when("created_at", nullable=False),
     )
