@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from tests.agent_session import BASE, connect, data, serving, text, worker
-from tests.capture_site import WIDE_EMAIL
+from tests.capture_site import WIDE_EMAIL, slide_deck
 from tests.conftest import Keys, shot
 from tests.mcp_clients import check_output, refusal
 from tests.webhook_receiver import receiving
@@ -227,6 +227,8 @@ def test_every_refusal_of_create_review_names_its_code(
 def test_hints_credits_payments_and_a_failed_capture_answer_as_the_reference_says(
     env: Env, keys: Keys
 ) -> None:
+    deck = base64.b64encode(slide_deck()).decode()  # printed by Chromium before the loop runs
+
     async def flow() -> None:
         env.settings = env.settings.model_copy(update={"capture_allow": "127.0.0.1:9"})
         with worker(env):
@@ -282,8 +284,14 @@ def test_hints_credits_payments_and_a_failed_capture_answer_as_the_reference_say
                 rules = {p["rule"] for p in email["work_packets"]["second_opinion"]}
                 assert "email-width" in rules
 
+                slides = data(
+                    await agent.call_tool("create_review", {"title": "Deck", "pdf": deck})
+                )
+                assert slides["type"] == "presentation"
+                assert [s["label"] for s in slides["screenshots"]][:1] == ["page-1"]
+
                 billing = data(await agent.call_tool("get_billing", {}))
-                assert billing["used"] == 8 and billing["burn"]["capture_url"] == 5
+                assert billing["used"] == 9 and billing["burn"]["capture_url"] == 5
                 pay = await agent.call_tool("create_checkout", {"product": "plus"})
                 assert refusal(pay).startswith("[payments_disabled]")
                 assert "self-hosted" in refusal(pay)
