@@ -31,6 +31,8 @@ RULES_BEYOND_THE_DOCUMENT = {
     "register_preview": "the URL must lead to an address captures may reach",
     "trigger_test_run": "a git diff must name a changed file; some session must be chosen",
     "report_check": "exactly one of text and failed_reason",
+    "create_review": "exactly one of images, capture_url, pdf and html; images must be images",
+    "add_screenshot": "the image must be an image",
 }
 FIND_BUILD = "GET /api/v1/build"  # exactly one of build_id, commit_sha and pr_number
 

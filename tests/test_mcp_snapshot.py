@@ -22,7 +22,9 @@ from viewfinder.services.env import Env
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("UPDATE") == "1"
-MOST_DEFAULT_TOOLS = 25  # a model choosing among more tools than this chooses worse
+# A model choosing among many tools chooses worse; the default profile serves visual review,
+# checkups and identity under one endpoint, and stays under this.
+MOST_DEFAULT_TOOLS = 30
 READ_VERBS = {"get", "list", "render"}
 
 
@@ -98,9 +100,10 @@ def test_tools_are_few_unique_and_annotated_by_what_they_do() -> None:
                 assert hints["destructiveHint"] is False, f"{profile}/{tool['name']}"
 
 
-# An agent reads the whole list before it starts; the default profile's list was 108 KB when each
-# tool that changes a record repeated the record's full schema.
-MOST_DEFAULT_LIST_BYTES = 56 * 1024
+# An agent reads the whole list before it starts. The default profile's list was 108 KB when each
+# tool that changes a record repeated the record's full schema (its review tools alone: 49 KB
+# once said once; with checkups and identity: 68 KB).
+MOST_DEFAULT_LIST_BYTES = 72 * 1024
 
 
 def test_the_tool_list_describes_each_record_once_and_stays_small() -> None:

@@ -212,7 +212,33 @@ def every_tool_once(ids: dict[str, str]) -> list[Step]:
             "delete_baseline",
             lambda seen: {"baseline_id": seen["list_baselines"]["items"][0]["id"]},
         ),
+        ("agent", "open_checkup", lambda _: {"title": "Banner", "images": [pushed]}),
+        ("agent", "get_checkup", lambda seen: {"id": seen["open_checkup"]["id"]}),
+        (
+            "agent",
+            "add_to_checkup",
+            lambda seen: {"id": seen["open_checkup"]["id"], "findings": [{"body": "Align"}]},
+        ),
+        (
+            "agent",
+            "resolve_checkup_marks",
+            lambda _: {"id": ids["checkup_id"], "marks": [{"id": ids["mark_id"]}]},
+        ),
     ]
+
+
+def decided_checkup(env: Env, keys: Keys) -> dict[str, str]:
+    """A checkup whose person marked it and asked for changes (through their link)."""
+    from viewfinder.services import checkup_marks, checkups
+
+    pushed = "data:image/png;base64," + base64.b64encode(shot((10, 120, 200))).decode()
+    review = checkups.create_review(
+        env, keys.agent, checkups.NewReview(title="Checkout", images=[pushed])
+    )
+    token = review.review_url.rsplit("/r/", 1)[1]
+    mark = checkup_marks.add_mark(env, token, screenshot_index=0, body="Too dark")
+    checkup_marks.decide(env, token, "changes_requested")
+    return {"checkup_id": review.id, "mark_id": mark.id}
 
 
 # Both eras and both databases, pairwise: every tool's service code runs on each database.
@@ -222,7 +248,7 @@ def every_tool_once(ids: dict[str, str]) -> list[Step]:
 def test_every_default_tool_answers_json_text_and_structured_content_matching_its_schema(
     env: Env, keys: Keys, era: Era
 ) -> None:
-    ids = changed_pr(env, keys)
+    ids = changed_pr(env, keys) | decided_checkup(env, keys)
     steps = every_tool_once(ids)
     # set_project is a person's (a key is refused, saying why): tests/test_oauth.py calls it.
     assert sorted(name for _, name, _ in steps) == sorted(set(DEFAULT_TOOLS) - {"set_project"})

@@ -224,9 +224,10 @@ def role_people(env: Env) -> dict[str, str]:
 
 def token_for(env: Env, person_id: str, resource: str, roles: list[str]) -> str:
     """An access token as the consent page and /token would make it."""
-    oauth.register_client(env, f"client-{person_id}-{len(resource)}", {"client_name": "t"})
+    client_id = f"client-{person_id}-{resource.rsplit('/', 1)[-1]}"  # one per person and endpoint
+    oauth.register_client(env, client_id, {"client_name": "t"})
     request = oauth.ConsentRequest(
-        client_id=f"client-{person_id}-{len(resource)}",
+        client_id=client_id,
         client_name="t",
         redirect_uri="http://127.0.0.1:9/cb",
         redirect_uri_explicit=True,

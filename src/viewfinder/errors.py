@@ -11,6 +11,7 @@ which the REST error shape returns beside the message.
     │   │   └── ImageTooLarge       image_too_large    413     over a byte or pixel limit
     │   ├── InvalidMask             invalid_mask       400     a mask rectangle out of range
     │   ├── TooLarge                too_large          413     a request over a size limit
+    │   ├── PaymentsDisabled        payments_disabled  400     no payments on a self-hosted server
     │   └── AddressRefused          address_refused    400     a URL the server will not fetch
     ├── Unauthenticated             unauthenticated    401     no key, or an unknown or revoked one
     ├── Forbidden                   forbidden          403     the caller lacks the role
@@ -18,6 +19,7 @@ which the REST error shape returns beside the message.
     ├── NotFound                    not_found          404     nothing of that id in the project
     ├── Conflict                    conflict           409     the state changed, or forbids it now
     ├── QuotaExceeded               insufficient_quota 402     the project's storage is used up
+    │   └── InsufficientCredits     insufficient_credits 402   the month's checkup credits are spent
     ├── CaptureFailed               capture_failed     502     a page, email, PDF or image could
     │                                                          not be captured (timeout, too big,
     │                                                          unreachable, the page crashed)
@@ -66,6 +68,13 @@ class TooLarge(InvalidInput):
     status = 413
 
 
+class PaymentsDisabled(InvalidInput):
+    """Checkout, billing portal and cancelling a subscription: a self-hosted server takes no
+    payments; an admin raises a project's checkup allowance instead."""
+
+    code = "payments_disabled"
+
+
 class AddressRefused(InvalidInput):
     """A URL that points at this server's own network (private, loopback, link-local and
     other non-public addresses) or uses a scheme that is not fetched. ``details`` name the
@@ -106,6 +115,12 @@ class QuotaExceeded(ViewfinderError):
     # 402, not 507: clients and proxies retry a 5xx, and waiting does not free storage.
     code = "insufficient_quota"
     status = 402
+
+
+class InsufficientCredits(QuotaExceeded):
+    """The project's checkup credits for this month are spent (services/credits.py)."""
+
+    code = "insufficient_credits"
 
 
 class CaptureFailed(ViewfinderError):

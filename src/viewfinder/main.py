@@ -10,6 +10,7 @@ from viewfinder.cli import (
     baselines,
     builds,
     capture,
+    checkups,
     comments,
     contexts,
     deploy,
@@ -64,6 +65,7 @@ app.command("sessions")(sessions.sessions)
 app.command("session")(sessions.session)
 app.add_typer(testruns.app, name="test-run")
 app.command("feedback")(testruns.feedback)
+app.add_typer(checkups.app, name="checkup")
 
 
 @app.callback()

@@ -199,6 +199,26 @@ class Settings(BaseSettings):
         "request without a token, comma-separated; default: meticulous,revisemy. The others "
         "list their tools without one. An empty value protects none.",
     )
+    checkup_expiry_days: int = Field(
+        7,
+        ge=1,
+        le=3650,
+        description="Days a design checkup's review link works before the review expires.",
+    )
+    checkup_capture_wait_seconds: float = Field(
+        60.0,
+        ge=0,
+        le=300,
+        description="How long creating a checkup from a page, an email or a PDF waits for its "
+        "capture job before it answers (the review is open either way; get_review shows the "
+        "screenshots once they are there).",
+    )
+    webhook_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=60,
+        description="How long a webhook delivery (review.decided) waits for the receiver.",
+    )
 
     def deployment_problems(self) -> list[str]:
         """Settings several nodes could not share, each with its fix (empty when fine). On

@@ -11,6 +11,7 @@ def install(app: FastAPI) -> None:
     from viewfinder.api import errors, openapi
     from viewfinder.api.routes import (
         builds,
+        checkups,
         comparisons,
         delivery,
         deployments,
@@ -35,8 +36,10 @@ def install(app: FastAPI) -> None:
         sessions.router,
         testruns.router,
         teams.router,
+        checkups.router,
     ):
         app.include_router(router, prefix="/api/v1")
     app.include_router(project.public)
     app.include_router(deployments.public)
     app.include_router(sessions.public)
+    app.include_router(checkups.person)

@@ -29,9 +29,13 @@ class Runtime(Protocol):
     def settings(self) -> Settings: ...
 
 
-def enqueue(s: Session, kind: str, subject_id: str) -> None:
-    """Queue a job in the caller's transaction: it exists exactly when the caller's writes do."""
-    s.add(Job(kind=kind, subject_id=subject_id))
+def enqueue(s: Session, kind: str, subject_id: str, *, delay: float = 0.0) -> None:
+    """Queue a job in the caller's transaction: it exists exactly when the caller's writes do.
+    ``delay`` (seconds) holds it back, for retries on a schedule of their own (webhooks)."""
+    job = Job(kind=kind, subject_id=subject_id)
+    if delay > 0:
+        job.run_after = utcnow() + timedelta(seconds=delay)
+    s.add(job)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 
 from viewfinder import __version__
+from viewfinder.mcp import prompts
 from viewfinder.mcp.server import path_of, profiles
 
 PROTOCOLS = ["2025-06-18", "2025-11-25", "2026-07-28"]
@@ -31,7 +32,11 @@ def card(public_url: str) -> dict[str, Any]:
                 }
             ],
             "supportedProtocolVersions": PROTOCOLS,
-            "_meta": {"profile": name, "tools": [spec.name for spec in tools]},
+            "_meta": {
+                "profile": name,
+                "tools": [spec.name for spec in tools],
+                "prompts": prompts.names(name),
+            },
         }
         for name, tools in profiles().items()
     ]
@@ -51,6 +56,30 @@ def card(public_url: str) -> dict[str, Any]:
             }
         },
     }
+
+
+def llms_txt(public_url: str) -> str:
+    """A short index of the server for agents: every MCP profile with its tools and prompts."""
+    lines = [
+        "# Viewfinder",
+        "",
+        "> Self-hosted visual review: screenshots compared with approved baselines, and design "
+        "checkups where a person marks what is wrong and an agent fixes it pass by pass.",
+        "",
+        f"- REST API: {public_url}/api/v1 (OpenAPI at {public_url}/openapi.json)",
+        f"- Server card: {public_url}/.well-known/mcp/server-card.json",
+        "- Over stdio: `viewfinder mcp [--profile NAME]` with VIEWFINDER_URL and VIEWFINDER_KEY",
+        "",
+    ]
+    for name, tools in profiles().items():
+        lines += [f"## MCP profile `{name}`: {public_url}{path_of(name)}", ""]
+        for spec in tools:
+            first = spec.description.split(". ")[0].rstrip(".")
+            lines.append(f"- tool `{spec.name}`: {first}.")
+        for prompt in prompts.names(name):
+            lines.append(f"- prompt `{prompt}`")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _matches(if_none_match: str | None, etag: str) -> bool:
@@ -78,3 +107,13 @@ def install(app: FastAPI, public_url: str) -> None:
 
     for path in ("/.well-known/mcp/server-card.json", f"{path_of('default')}/server-card"):
         app.add_api_route(path, serve, methods=["GET"], include_in_schema=False)
+    index = llms_txt(public_url).encode()
+
+    async def serve_llms(request: Request) -> Response:
+        return Response(
+            index,
+            media_type="text/plain; charset=utf-8",
+            headers={"Cache-Control": "public, max-age=3600"},
+        )
+
+    app.add_api_route("/llms.txt", serve_llms, methods=["GET"], include_in_schema=False)

@@ -4,11 +4,12 @@ review module's)."""
 
 from __future__ import annotations
 
-from viewfinder.mcp import default_delivery, default_review, identity
+from viewfinder.mcp import default_delivery, default_review, identity, revisemy
 from viewfinder.mcp.tooling import ToolSpec
 
 TOOLS: list[ToolSpec] = [
     *identity.DEFAULT_TOOLS,
     *default_review.TOOLS,
     *default_delivery.TOOLS,
+    *revisemy.DEFAULT_TOOLS,
 ]

@@ -45,7 +45,7 @@ def mount(app: FastAPI, env: Callable[[], Env], settings: Settings) -> list[MCPS
     for profile in profiles():
         resource = base + path_of(profile)
         backend = LocalBackend(env, http_key, local_files=False, resource=resource)
-        server = build_server(profile, backend)
+        server = build_server(profile, backend, public_url=settings.public_url)
         starlette_app = server.streamable_http_app(
             streamable_http_path=path_of(profile),
             stateless_http=True,

@@ -62,7 +62,89 @@ reflow, rendering noise, new stories.
 """
 
 
+# The checkup loop's tools, per profile that has them.
+_CHECKUP_NAMES = {
+    "revisemy": {
+        "create": "create_review",
+        "get": "get_review",
+        "resolve": "resolve_marks",
+        "add": "add_screenshot",
+        "findings": "add_findings",
+        "billing": "get_billing",
+    },
+    "default": {
+        "create": "open_checkup",
+        "get": "get_checkup",
+        "resolve": "resolve_checkup_marks",
+        "add": "add_to_checkup (image)",
+        "findings": "add_to_checkup (findings)",
+        "billing": "get_checkup (without id)",
+    },
+}
+
+
+def design_checkup_loop(n: dict[str, str], what: str) -> str:
+    return f"""Run a design checkup of {what} with a person, pass by pass.
+
+1. Capture: for a public page call {n["create"]} with capture_url: true and page_url (tell the
+   person you are capturing first); for an app on localhost send images as data URLs (1-5,
+   desktop and mobile); an email as html; a deck as pdf. Give a title and, each pass, a fresh
+   context saying what to look at.
+2. If the capture failed (the reply says so, screenshots have meta.origin capture_failed), add
+   the page yourself with {n["add"]}, desktop and mobile, before sharing.
+3. Paste review_url to the person. Always: it is their only way in.
+4. Poll {n["get"]} about every 30 s (or wait for the webhook) and follow next_action:
+   - wait_for_human: keep waiting;
+   - apply_pins_then_next_pass: fix must-fix marks first, then nits and tweaks; leave keeps
+     alone; ask the person before answering a question. Report each fix with {n["resolve"]}
+     (status resolved, a short note, and after_image: a screenshot of the fixed area);
+   - open_next_pass: call {n["create"]} with parent_id and fresh screenshots of the same
+     screens, so each resolved mark shows whether its area changed;
+   - done: stop; expired: open a new review only if the person still wants one.
+5. Never verify or approve: those are the person's, on the review page.
+6. Hints in work_packets.second_opinion are suggestions; you may add your own with
+   {n["findings"]} (suggestion, a11y or polish, never must-fix). On [insufficient_credits]
+   call {n["billing"]}.
+"""
+
+
+def check_page(n: dict[str, str], url: str, focus: str | None) -> str:
+    looking = f", looking especially at {focus}" if focus else ""
+    return f"""Check the page {url}{looking}.
+
+Call {n["create"]} with capture_url: true, page_url "{url}", type website and a short title
+(say you are capturing it first; it takes a few seconds). Read the second-opinion hints in
+work_packets.second_opinion: each has an area on its screenshot (contrast measured from the
+pixels, text size, tap targets, above the fold, axe-core). Paste review_url to the person and
+tell them in two or three sentences what the hints point at; then follow next_action with
+{n["get"]} as in design_checkup_loop.
+"""
+
+
+def _register_checkups(server: MCPServer, profile: str) -> None:
+    names = _CHECKUP_NAMES.get(profile)
+    if names is None:
+        return
+
+    @server.prompt(
+        name="design_checkup_loop",
+        title="Design checkup loop",
+        description="Capture, create the review, share the link, poll and follow next_action.",
+    )
+    def _loop(what: str = "the screens you changed") -> str:
+        return design_checkup_loop(names, what)
+
+    @server.prompt(
+        name="check_page",
+        title="Check a page",
+        description="Capture a page at desktop and mobile size and open a checkup of it.",
+    )
+    def _check(url: str, focus: str | None = None) -> str:
+        return check_page(names, url, focus)
+
+
 def register(server: MCPServer, profile: str) -> None:
+    _register_checkups(server, profile)
     names = _NAMES.get(profile)
     if names is None:
         return
@@ -74,3 +156,9 @@ def register(server: MCPServer, profile: str) -> None:
     )
     def _loop(build: str = "the latest build of this pull request") -> str:
         return visual_review_loop(names, build)
+
+
+def names(profile: str) -> list[str]:
+    """The prompts a profile offers, as register adds them."""
+    listed = ["design_checkup_loop", "check_page"] if profile in _CHECKUP_NAMES else []
+    return listed + (["visual_review_loop"] if profile in _NAMES else [])

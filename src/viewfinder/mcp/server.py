@@ -6,7 +6,7 @@ from mcp.server.mcpserver import MCPServer
 
 from viewfinder import __version__
 from viewfinder.errors import InvalidInput
-from viewfinder.mcp import default, meticulous, miseru, prompts, uiverify
+from viewfinder.mcp import default, meticulous, miseru, prompts, review_app, revisemy, uiverify
 from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, register
 from viewfinder.settings import Settings
 
@@ -55,6 +55,13 @@ INSTRUCTIONS = {
         "request_asset_upload, PUT the zip, register_asset_build, trigger_test_run, "
         "get_test_run_diffs. Tool errors start with a [code]."
     ),
+    "revisemy": (
+        "Design checkups (ReviseMy's tools, served by Viewfinder): create_review from exactly "
+        "one source, paste review_url to the human, poll get_review and follow next_action: "
+        "wait, fix the marks and report them with resolve_marks, open the next pass with "
+        "parent_id, stop when approved. Approving and verifying stay with the human. Tool "
+        "errors start with a [code]."
+    ),
 }
 
 
@@ -65,6 +72,7 @@ def profiles() -> dict[str, list[ToolSpec]]:
         "uiverify": uiverify.TOOLS,
         "miseru": miseru.TOOLS,
         "meticulous": meticulous.TOOLS,
+        "revisemy": revisemy.TOOLS,
     }
 
 
@@ -75,8 +83,13 @@ def protected(settings: Settings) -> frozenset[str]:
     return frozenset(p.strip() for p in settings.protected_profiles.split(",") if p.strip())
 
 
-def build_server(profile: str, backend: Backend) -> MCPServer:
-    """An MCP server for a profile. Raises InvalidInput for an unknown profile."""
+# Profiles whose tools render the review app (MCP Apps) in hosts that have Apps.
+WITH_APPS = ("revisemy",)
+
+
+def build_server(profile: str, backend: Backend, *, public_url: str | None = None) -> MCPServer:
+    """An MCP server for a profile. Raises InvalidInput for an unknown profile. ``public_url``
+    is where the review app's screenshots come from."""
     known = profiles()
     if profile not in known:
         raise InvalidInput(f"unknown profile {profile!r}: choose one of {', '.join(known)}")
@@ -87,6 +100,7 @@ def build_server(profile: str, backend: Backend) -> MCPServer:
         instructions=INSTRUCTIONS[profile],
         website_url="https://github.com/viewfinder",
         version=__version__,
+        extensions=[review_app.extension(public_url)] if profile in WITH_APPS else [],
     )
     for spec in known[profile]:
         register(server, spec, backend)

@@ -9,11 +9,13 @@ def register() -> None:
     """Import every service that owns background work (each registers itself on import)."""
     from viewfinder.services import (  # noqa: F401
         builds,
+        checkup_shots,
         comparisons,
         contexts,
         deployments,
         github,
         pushes,
         storage,
+        webhooks,
     )
     from viewfinder.services.testruns import work  # noqa: F401

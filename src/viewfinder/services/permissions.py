@@ -56,6 +56,11 @@ OPERATIONS: dict[str, Needs] = {
     "list_deployments": _read("list deployments"),
     "list_sessions": _read("list recorded sessions"),
     "get_session": _read("read a recorded session"),
+    "get_review": _read("read a design checkup"),
+    "list_reviews": _read("list design checkups"),
+    "get_billing": _read("read the checkup credits"),
+    # a self-hosted server takes no payments: any key hears why and what to do instead
+    "payments": _read("buy checkup credits"),
     # no key: the health check, and signed links (which carry their own authorisation)
     "health": Needs(None, "check that the server is up", public=True),
     "open_file": Needs(None, "open a signed file link", public=True),
@@ -65,6 +70,9 @@ OPERATIONS: dict[str, Needs] = {
     "recorder_script": Needs(None, "load the recorder script", public=True),
     "ingest_preflight": Needs(None, "ask whether a page may send sessions", public=True),
     "ingest_session": Needs("record", "send recorded sessions"),
+    # the person's side of a checkup: the token in the review link is their whole sign-in
+    "review_link": Needs(None, "mark, verify and decide a design checkup", public=True),
+    "guest_link": Needs(None, "suggest changes on a design checkup", public=True),
     # uploading (CI)
     "create_build": Needs("upload", "upload screenshots"),
     "add_stories": Needs("upload", "upload screenshots"),
@@ -92,6 +100,11 @@ OPERATIONS: dict[str, Needs] = {
     "comment": Needs("review", "comment on diffs"),
     "resolve_comment": Needs("review", "resolve comments"),
     "delete_comment": Needs("review", "delete comments"),
+    "create_review": Needs("review", "open design checkups"),
+    "add_screenshot": Needs("review", "add screenshots to design checkups"),
+    "add_findings": Needs("review", "add findings to design checkups"),
+    "resolve_marks": Needs("review", "resolve the marks of design checkups"),
+    "second_opinion": Needs("review", "run the second opinion of design checkups"),
     # approving (people who own the baselines)
     "approve_diff": Needs("approve", "approve diffs (change baselines)"),
     "delete_baseline": Needs("approve", "delete baselines"),
@@ -102,6 +115,7 @@ OPERATIONS: dict[str, Needs] = {
     "update_project": Needs("admin", "change the project's settings"),
     "set_github": Needs("admin", "set the project's GitHub token"),
     "set_quota": Needs("admin", "change the storage quota"),
+    "set_allowance": Needs("admin", "change the checkup credits allowance"),
     "list_keys": Needs("admin", "list keys"),
     "list_feedback": Needs("admin", "read the feedback sent to this server"),
     "create_key": Needs("admin", "create keys"),

@@ -222,6 +222,23 @@ def create_thread(
     severity: str | None = None,
 ) -> ThreadRecord:
     """Open a thread on a subject. Raises InvalidInput, Forbidden, NotFound."""
+    with env.db.write() as s:
+        row = open_thread(s, actor, on, body, anchor=anchor, kind=kind, severity=severity)
+        return _record(actor, row)
+
+
+def open_thread(
+    s: Session,
+    actor: Actor,
+    on: On,
+    body: str,
+    *,
+    anchor: Any = None,
+    kind: str = "comment",
+    severity: str | None = None,
+) -> Thread:
+    """``create_thread`` in the caller's transaction, for services that write more beside the
+    thread (a checkup's mark). Raises InvalidInput, Forbidden, NotFound."""
     permissions.require(actor, "comment")
     body = check_body(body)
     anchor_value = check_anchor(anchor)
@@ -232,12 +249,11 @@ def create_thread(
         raise InvalidInput(f"a {kind}'s severity is one of {', '.join(allowed[kind])}")
     if kind == "comment" and severity is not None:
         raise InvalidInput("a comment has no severity: marks and findings do")
-    with env.db.write() as s:
-        subject = _check_subject(s, actor, on)
-        row = _new(actor, subject, body, anchor=anchor_value, kind=kind, severity=severity)
-        s.add(row)
-        s.flush()
-        return _record(actor, row)
+    subject = _check_subject(s, actor, on)
+    row = _new(actor, subject, body, anchor=anchor_value, kind=kind, severity=severity)
+    s.add(row)
+    s.flush()
+    return row
 
 
 def create_comment(
@@ -321,6 +337,16 @@ def _move(root: Thread, to: str, actor: Actor) -> None:
     elif lifecycle.is_unresolved(to):
         root.resolved_at, root.resolved_by = None, None
     root.updated_at = utcnow()
+
+
+def move_in(s: Session, actor: Actor, root: Thread, status: str) -> None:
+    """Move a root thread in the caller's transaction, as set_status does. Raises
+    InvalidInput, Conflict, Forbidden."""
+    if root.status != status:
+        refused = lifecycle.refusal(actor, root, status)
+        if refused is not None:
+            raise refused
+        _move(root, status, actor)
 
 
 def set_status(env: Env, actor: Actor, comment_id: str, status: str) -> ThreadRecord:

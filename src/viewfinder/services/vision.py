@@ -78,3 +78,60 @@ def consult(
         f"judged it {verdict.replace('_', ' ')}: {reasoning}".strip(),
         "source": "vision",
     }
+
+
+DESIGN_PROMPT = (
+    "You are a design reviewer. The image is one screenshot ({label}) of a {kind} under review. "
+    "Point out at most {limit} problems a careful designer would flag (hierarchy, spacing, "
+    "alignment, contrast, clipped or overlapping content, unclear calls to action). Answer with "
+    'JSON only: {{"findings": [{{"severity": "suggestion" | "a11y" | "polish", "body": "one '
+    'sentence", "area": {{"x": 0..1, "y": 0..1, "w": 0..1, "h": 0..1}} or null}}]}}, areas as '
+    "fractions of the image's width and height."
+)
+DESIGN_LIMIT = 5
+SEVERITIES = ("suggestion", "a11y", "polish")
+
+
+def design_findings(
+    settings: Settings, png: bytes, *, review_type: str, label: str
+) -> list[dict[str, Any]]:
+    """A vision model's design hints on one screenshot of a checkup: ``{severity, body,
+    area}`` each (area None or fractions 0-1). Empty when no model is set or its answer is not
+    usable: the model adds hints, it never holds a review back."""
+    if not settings.vision_url:
+        return []
+    url = settings.vision_url.rstrip("/") + "/chat/completions"
+    image = "data:image/png;base64," + base64.b64encode(png).decode()
+    prompt = DESIGN_PROMPT.format(label=label, kind=review_type, limit=DESIGN_LIMIT)
+    body = {
+        "model": settings.vision_model,
+        "temperature": 0,
+        "response_format": {"type": "json_object"},
+        "messages": [
+            {"role": "system", "content": prompt},
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": image}}]},
+        ],
+    }
+    headers = {"Authorization": f"Bearer {settings.vision_key}"} if settings.vision_key else {}
+    try:
+        response = httpx.post(url, json=body, headers=headers, timeout=settings.vision_timeout)
+        response.raise_for_status()
+        answer = json.loads(response.json()["choices"][0]["message"]["content"])
+        found = []
+        for item in answer["findings"][:DESIGN_LIMIT]:
+            severity = item.get("severity") if item.get("severity") in SEVERITIES else "suggestion"
+            text = str(item["body"]).strip()[:1000]
+            area = item.get("area")
+            if isinstance(area, dict):
+                x, y, w, h = (min(max(float(area[k]), 0.0), 1.0) for k in ("x", "y", "w", "h"))
+                area = {"x": x, "y": y, "w": min(w, 1 - x), "h": min(h, 1 - y)}
+                if area["w"] < 0.01 or area["h"] < 0.01:
+                    area = None
+            else:
+                area = None
+            if text:
+                found.append({"severity": severity, "body": text, "area": area})
+    except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        log.warning("the vision model at %s gave no usable design hints: %s", url, exc)
+        return []
+    return found

@@ -70,6 +70,8 @@ class Project(Base):
     ignore_noise: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
     # Origins whose pages may send recorded sessions (["https://app.example"]); null: any.
     record_origins: Mapped[list[Any] | None]
+    # Checkup credits a month (services/credits.py); None: no limit, a self-hosted default.
+    checkup_allowance: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # For commit statuses: sealed with the server's secret (services/signing.py), never shown.
     github_token: Mapped[str | None] = mapped_column(Text)
@@ -481,3 +483,123 @@ class OAuthGrant(Base):
     expires_at: Mapped[datetime]
     used_at: Mapped[datetime | None]  # a code exchanged, a refresh token rotated
     revoked_at: Mapped[datetime | None]
+
+
+class Checkup(Base):
+    """One pass of a design checkup (a ReviseMy review): what was sent to be looked at, the
+    person's decision and the link that is their sign-in. Later passes point at the one before
+    (``parent_id``) and share the first one's id as ``root_id``; ``status`` is pending,
+    changes_requested or approved (expired is read from ``expires_at``)."""
+
+    __tablename__ = "checkups"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("checkups.id"))
+    root_id: Mapped[str] = mapped_column(String(40), index=True)
+    pass_number: Mapped[int] = mapped_column(Integer, default=1)
+    title: Mapped[str] = mapped_column(String(160))
+    context: Mapped[str | None] = mapped_column(Text)
+    type: Mapped[str] = mapped_column(String(12))
+    source: Mapped[str] = mapped_column(String(10))  # images | capture | pdf | html
+    page_url: Mapped[str | None] = mapped_column(Text)
+    design_rules: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    decision_note: Mapped[str | None] = mapped_column(Text)
+    decided_at: Mapped[datetime | None]
+    # The person's link (their whole sign-in) and the guests' link, random and unguessable.
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    guest_token: Mapped[str | None] = mapped_column(String(64), unique=True)
+    guest_expires_at: Mapped[datetime | None]
+    expires_at: Mapped[datetime]
+    # none | queued | done | failed; the request waits here for the capture job, then goes.
+    capture_state: Mapped[str] = mapped_column(String(10), default="none")
+    capture_request: Mapped[dict[str, Any] | None]
+    capture_reason: Mapped[str | None] = mapped_column(Text)
+    webhook_url: Mapped[str | None] = mapped_column(Text)
+    webhook_secret: Mapped[str | None] = mapped_column(String(64))
+    webhook_failures: Mapped[int] = mapped_column(Integer, default=0)
+    webhook_paused_at: Mapped[datetime | None]
+    credits: Mapped[int] = mapped_column(Integer, default=0)
+    created_by: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Moves whenever the person (or the agent) changes anything: a poll can stop there.
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CheckupShot(Base):
+    """A screenshot of a checkup pass, in order: its stored image, where it came from, the
+    boxes and accessibility findings of its page (a JSON blob) and its comparison with the
+    matching screenshot of the pass before."""
+
+    __tablename__ = "checkup_shots"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    checkup_id: Mapped[str] = mapped_column(ForeignKey("checkups.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    image_id: Mapped[str] = mapped_column(ForeignKey("images.id"))
+    label: Mapped[str] = mapped_column(String(40))
+    origin: Mapped[str] = mapped_column(String(20))
+    meta: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    boxes_sha256: Mapped[str | None] = mapped_column(String(64))
+    dom_sha256: Mapped[str | None] = mapped_column(String(64))
+    comparison_id: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CheckupPin(Base):
+    """What a checkup adds to a mark or finding thread: its number (M1.., S1..), the
+    screenshot, where it came from, the suggested copy, the answer to a question, the agent's
+    note and after-image, and how often the person reopened it."""
+
+    __tablename__ = "checkup_pins"
+
+    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id"), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    checkup_id: Mapped[str] = mapped_column(ForeignKey("checkups.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(10))  # mark | finding
+    number: Mapped[int] = mapped_column(Integer)
+    screenshot_index: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(12))  # human guest checklist vision agent axe
+    rule: Mapped[str | None] = mapped_column(String(80))
+    suggested_copy: Mapped[str | None] = mapped_column(Text)
+    question_answer: Mapped[str | None] = mapped_column(Text)
+    note: Mapped[str | None] = mapped_column(Text)
+    after_image_id: Mapped[str | None] = mapped_column(ForeignKey("images.id"))
+    related_pin: Mapped[str | None] = mapped_column(String(40))
+    accepted_as: Mapped[str | None] = mapped_column(String(40))
+    reopened: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class CreditSpend(Base):
+    """Credits a checkup cost its project (the burn table in services/credits.py)."""
+
+    __tablename__ = "credit_spends"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), index=True)
+    checkup_id: Mapped[str] = mapped_column(String(40))
+    source: Mapped[str] = mapped_column(String(10))
+    credits: Mapped[int] = mapped_column(Integer)
+    spent_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class WebhookDelivery(Base):
+    """One event to POST to a checkup's webhook, tried by jobs until it is delivered or given
+    up (services/webhooks.py)."""
+
+    __tablename__ = "webhook_deliveries"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    checkup_id: Mapped[str] = mapped_column(ForeignKey("checkups.id"), index=True)
+    event: Mapped[str] = mapped_column(String(40))
+    url: Mapped[str] = mapped_column(Text)
+    body: Mapped[str] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    state: Mapped[str] = mapped_column(String(12), default="pending")
+    last_status: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    delivered_at: Mapped[datetime | None]

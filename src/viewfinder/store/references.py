@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import Select, exists, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from viewfinder.store.models import Blob, Comparison, Image
+from viewfinder.store.models import Blob, CheckupShot, Comparison, Image
 from viewfinder.store.recorded import Deployment, DeploymentUpload
 
 REFERENCES: list[InstrumentedAttribute[str] | InstrumentedAttribute[str | None]] = [
@@ -19,6 +19,8 @@ REFERENCES: list[InstrumentedAttribute[str] | InstrumentedAttribute[str | None]]
     Comparison.diff_sha256,
     Deployment.sha256,
     DeploymentUpload.sha256,
+    CheckupShot.boxes_sha256,
+    CheckupShot.dom_sha256,
 ]
 
 

@@ -13,8 +13,18 @@ STATIC = Path(__file__).parent / "static"
 
 def install(app: FastAPI) -> None:
     """Mount the dashboard's pages, its JSON actions under /ui/api and its static files."""
-    from viewfinder.web import actions, auth, consent, library, media, pages, teams, testruns
+    from viewfinder.web import (
+        actions,
+        auth,
+        checkups,
+        consent,
+        library,
+        media,
+        pages,
+        teams,
+        testruns,
+    )
 
-    for module in (auth, consent, pages, library, media, actions, teams, testruns):
+    for module in (auth, consent, pages, library, media, actions, teams, testruns, checkups):
         app.include_router(module.router)
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="ui-static")

@@ -4,7 +4,7 @@
   stored or returned in the clear).
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-12-02 07:00:00
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
