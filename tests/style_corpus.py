@@ -101,7 +101,12 @@ VARIANTS: dict[str, tuple[Edit, str, str, Label]] = {
     "tint": (_card("tint"), "", "", lambda scale: {"kind": "color"}),
     "tint_one_level": (_card("one_level"), "", "", NOISE),
     "icon_removed": (_same, '[data-t="icon"] { visibility: hidden; }', "", CONTENT),
-    "digit": (_same, "", "document.querySelector('[data-t=digit]').textContent = '1,294';", CONTENT),
+    "digit": (
+        _same,
+        "",
+        "document.querySelector('[data-t=digit]').textContent = '1,294';",
+        CONTENT,
+    ),
     "append": (
         _same,
         "",

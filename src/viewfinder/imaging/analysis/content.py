@@ -10,6 +10,7 @@ from viewfinder.imaging.analysis.model import Box, window
 
 EDGE_STRONG = 24.0  # luma gradient of an edge
 EDGE_FAINT = 6.0  # ... and of a faint one, which a recolour may leave of it
+RECOLOURED = 0.8  # share of changed pixels that must go where the rest of their colour went
 
 
 def same_shapes(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
@@ -25,6 +26,33 @@ def same_shapes(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
     kept = (strong_b & (ga > EDGE_FAINT)).sum() / max(strong_b.sum(), 1)
     found = (strong_a & (gb > EDGE_FAINT)).sum() / max(strong_a.sum(), 1)
     return bool(kept >= 0.95 and found >= 0.95)
+
+
+def recoloured(a: np.ndarray, b: np.ndarray, box: Box, changed: np.ndarray) -> bool:
+    """Each colour of the base became one colour of the candidate: what a recolour does, to
+    every pixel of that colour alike. A changed glyph turns some pixels of the background to ink
+    and leaves the rest, and some of the ink to background and leaves the rest: most of its
+    changed pixels do not go where the rest of their colour went. Colours are compared in steps
+    of 8 levels, so that anti-aliasing drawn again over a new colour still counts as one."""
+    x, y, w, h = box
+    before = _keys(a[y : y + h, x : x + w]).ravel()
+    after = _keys(b[y : y + h, x : x + w]).ravel()
+    pairs, counts = np.unique(before << 16 | after, return_counts=True)
+    # The commonest candidate colour of each base colour (pairs sort by base colour first,
+    # so the last of each base colour's run after sorting by count is its commonest).
+    order = np.lexsort((counts, pairs >> 16))
+    pairs = pairs[order]
+    last = np.flatnonzero(np.diff(pairs >> 16, append=-1) != 0)
+    target = dict(zip((pairs[last] >> 16).tolist(), (pairs[last] & 0xFFFF).tolist(), strict=True))
+    flags = changed.ravel()
+    went = np.array([target[k] for k in before[flags].tolist()], np.int64)
+    return bool((went == after[flags]).mean() >= RECOLOURED)
+
+
+def _keys(pixels: np.ndarray) -> np.ndarray:
+    q = pixels[..., :3].astype(np.int64) >> 3
+    keys: np.ndarray = (q[..., 0] << 10) | (q[..., 1] << 5) | q[..., 2]
+    return keys
 
 
 def vanished(a: np.ndarray, b: np.ndarray, box: Box) -> bool:

@@ -12,11 +12,13 @@ import numpy as np
 
 from viewfinder.imaging import _native
 from viewfinder.imaging.analysis.candidates import translations
-from viewfinder.imaging.analysis.content import image_lost, same_shapes, vanished
+from viewfinder.imaging.analysis.content import image_lost, recoloured, same_shapes, vanished
+from viewfinder.imaging.analysis.glyphs import GLYPH_SHIFT, glyphs_redrawn, straight_edge
 from viewfinder.imaging.analysis.model import Analysis, Box, Change
 from viewfinder.imaging.analysis.moves import (
     MOVE_EXPLAINED,
     MOVE_MIN_PIXELS,
+    Move,
     accepted,
     band,
     find_move,
@@ -26,6 +28,8 @@ from viewfinder.imaging.analysis.noise import is_noise
 from viewfinder.imaging.analysis.signals import Signal
 from viewfinder.imaging.analysis.verdict import conclude
 
+LEFT = np.array([_native.LABEL_CHANGED, _native.LABEL_DARKER, _native.LABEL_MOVED], np.uint8)
+LEFT_SHARE = 0.3  # of a move's pixels: how much must have changed where they came from
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
 MAX_ANALYSED = 64  # regions examined in detail; the rest are summarised by size
 
@@ -93,7 +97,8 @@ def examine(
     changed = (view == _native.LABEL_CHANGED) | (view == _native.LABEL_DARKER)
     if not changed.any():
         return []
-    if is_noise(a, b, changed, box):
+    text = not straight_edge(changed)
+    if is_noise(a, b, changed, box) or (text and glyphs_redrawn(a, b, changed, box)):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
     split = candidates is None
@@ -102,6 +107,13 @@ def examine(
         # within the region's).
         candidates = functools.cache(lambda: translations(a, b, box))
     move = find_move(a, b, changed, box, known, candidates) if count >= MOVE_MIN_PIXELS else None
+    if move is not None and text and max(abs(move.dx), abs(move.dy)) <= GLYPH_SHIFT:
+        # Text a pixel or two along, beside ink no displacement explains: the rest of a line
+        # reflowed around a changed character. What the eye sees is the character.
+        move = None
+    if move is not None and (move.dx, move.dy) not in known and not _left(labels, box, move):
+        # A vector found nowhere else in the pair must show where the content came from.
+        move = None
     signal = Signal.OVERLAPS if overlapping(move) else None
     if move is not None and accepted(move, changed):
         dx, dy, explained = move.dx, move.dy, move.mask
@@ -131,7 +143,7 @@ def examine(
                 )
             )
         return found
-    if same_shapes(a, b, box):
+    if same_shapes(a, b, box) and recoloured(a, b, box, changed):
         return [Change(x, y, w, h, "color", count)]
     if split:
         # One region may hold unrelated changes close together (a button recoloured just above
@@ -157,6 +169,20 @@ def examine(
     elif image_lost(a, b, box):
         signal = Signal.IMAGE_LOST
     return [Change(x, y, w, h, "content", count, signal=signal)]
+
+
+def _left(labels: np.ndarray, box: Box, move: Move) -> bool:
+    """Whether the moved content left where it was: the place it came from changed too. The
+    same glyph or icon drawn elsewhere, and still there, matches by chance."""
+    height, width = labels.shape
+    x, y, w, h = box
+    x0, y0 = max(x - move.dx, 0), max(y - move.dy, 0)
+    x1, y1 = min(x - move.dx + w, width), min(y - move.dy + h, height)
+    if x1 <= x0 or y1 <= y0:
+        return True  # it came from beyond the image's edge
+    source = labels[y0:y1, x0:x1]
+    gone = np.isin(source, LEFT).sum()
+    return bool(gone >= LEFT_SHARE * move.mask.sum())
 
 
 def _parts(changed: np.ndarray) -> list[tuple[int, int, int, int]]:
@@ -189,6 +215,8 @@ def _nudged(a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change) -> list
     box = (c.x, c.y, c.width, c.height)
     view = labels[c.y : c.y + c.height, c.x : c.x + c.width]
     changed = view == _native.LABEL_NOISE
+    if not straight_edge(changed):
+        return [c]  # a paragraph a pixel off is its glyphs redrawn (see glyphs)
     move = find_move(a, b, changed, box) if c.changed_pixels >= MOVE_MIN_PIXELS else None
     if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:
         return [c]

@@ -1,0 +1,135 @@
+"""Glyphs drawn again: text whose every glyph is re-rasterised slightly differently while
+nothing changes in what it says or where it sits (a hinting or text-rendering change, a block
+translated or rotated by a fraction of a pixel, letter-spacing off by hundredths of a pixel).
+
+Such a change displaces each glyph by at most a pixel or two, by different amounts along a line
+(letter-spacing drifts, a rotation tilts), so no single motion explains the region the way
+``noise`` asks. Instead the region is cut into tiles the size of a few glyphs, and each tile
+must be explained on its own by some displacement of at most GLYPH_SHIFT px: every changed
+pixel's colour lies within the 3x3 neighbourhood's range of the other image, displaced, in both
+directions. A changed character, a larger or bolder font or an added word leaves new ink no
+small displacement explains.
+
+Only text-like regions qualify: a region whose changed pixels run straight for EDGE_RUN px or
+more holds a box's edge or a rule, and a box moved by a pixel is a layout change a person sees
+(it breaks the alignment with its neighbours); a paragraph a pixel off is not."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewfinder.imaging import _analysis
+from viewfinder.imaging.analysis.model import Box, window
+from viewfinder.imaging.analysis.noise import NOISE_MOVING, STILL
+
+GLYPH_SHIFT = 2  # device px a re-rasterised glyph may be drawn off (1 CSS px at scale 2)
+TILE = 32  # px: a few glyphs, which move together
+EDGE_RUN = 40  # px of changed pixels in one straight run: an edge, not glyphs
+TOLERANCE = 8  # levels outside the neighbourhood's range still taken as within it
+TILE_MISSES = 0.08  # share of a tile's changed pixels its displacement may leave unexplained
+MIN_TILE = 4  # changed pixels below which a tile says nothing
+MIN_TILES = 3  # tiles with changes: one glyph changed is not every glyph drawn again
+MAX_PIXELS = 60_000  # larger regions are not re-rasterised text
+PAD = 8  # px of context around a tile for its motion estimate
+# Largest motion residual of a tile: twice the noise test's, as a tile has little context to
+# pin its motion down (small sans-serif text at scale 2 re-rasterised comes to about 80).
+TILE_RESIDUAL = 2 * NOISE_MOVING + 8
+
+
+def straight_edge(changed: np.ndarray) -> bool:
+    """Whether the changed pixels run straight along a row or a column for EDGE_RUN px."""
+    return _longest_run(changed) >= EDGE_RUN or _longest_run(changed.T) >= EDGE_RUN
+
+
+def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
+    """Whether a region's changed pixels are its glyphs drawn again, each tile of them
+    displaced by at most GLYPH_SHIFT px (see the module's docstring)."""
+    count = int(changed.sum())
+    if count == 0 or count > MAX_PIXELS or straight_edge(changed):
+        return False
+    height, width = a.shape[:2]
+    x, y = box[:2]
+    x0, y0, x1, y1 = window(box, GLYPH_SHIFT + 1, width, height)
+    area_a = a[y0:y1, x0:x1, :3].astype(np.int16)
+    area_b = b[y0:y1, x0:x1, :3].astype(np.int16)
+    lo_a, hi_a = _envelope(area_a)
+    lo_b, hi_b = _envelope(area_b)
+    ys, xs = np.nonzero(changed)
+    tiles = (ys // TILE) * (changed.shape[1] // TILE + 1) + xs // TILE
+    ys, xs = ys + (y - y0), xs + (x - x0)  # window-relative
+    pa, pb = area_a[ys, xs], area_b[ys, xs]
+    totals = np.bincount(tiles)
+    best = np.full(totals.size, -1.0)  # share of each tile its best displacement explains
+    shift = np.zeros((totals.size, 2), np.int64)  # ... and that displacement
+    last_y, last_x = y1 - y0 - 1, x1 - x0 - 1
+    reach = range(-GLYPH_SHIFT, GLYPH_SHIFT + 1)
+    for dx, dy in sorted(
+        ((dx, dy) for dx in reach for dy in reach), key=lambda d: abs(d[0]) + abs(d[1])
+    ):
+        # Shortest first, so that a tie keeps the shorter. Where the candidate's pixel came
+        # from in the base, and where the base's went.
+        sy, sx = np.clip(ys - dy, 0, last_y), np.clip(xs - dx, 0, last_x)
+        ty, tx = np.clip(ys + dy, 0, last_y), np.clip(xs + dx, 0, last_x)
+        ok = _within(pb, lo_a[sy, sx], hi_a[sy, sx]) & _within(pa, lo_b[ty, tx], hi_b[ty, tx])
+        share = np.bincount(tiles, weights=ok, minlength=totals.size) / np.maximum(totals, 1)
+        better = share > best
+        best[better] = share[better]
+        shift[better] = (dx, dy)
+    counted = np.flatnonzero(totals >= MIN_TILE)
+    # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
+    misses = (1 - best[counted]) * totals[counted]
+    if counted.size < MIN_TILES or (misses > np.maximum(2.01, TILE_MISSES * totals[counted])).any():
+        return False
+    # The displacement found, the sub-pixel rest must be smooth motion: the same residual test
+    # as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
+    columns = changed.shape[1] // TILE + 1
+    for tile in counted.tolist():
+        ty0, tx0 = y + (tile // columns) * TILE, x + (tile % columns) * TILE
+        tile_box = (tx0, ty0, min(TILE, x + box[2] - tx0), min(TILE, y + box[3] - ty0))
+        dx, dy = (int(v) for v in shift[tile])
+        if _residual(a, b, tile_box, dx, dy) > TILE_RESIDUAL:
+            return False
+    return True
+
+
+def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float:
+    """The noise test's motion residual of a tile, the base displaced by (dx, dy) first."""
+    height, width = a.shape[:2]
+    x, y, w, h = box
+    # A window around the tile that lies inside both images once displaced.
+    x0 = max(x - PAD, dx, 0)
+    y0 = max(y - PAD, dy, 0)
+    x1 = min(x + w + PAD, width + min(dx, 0), width)
+    y1 = min(y + h + PAD, height + min(dy, 0), height)
+    wb = np.ascontiguousarray(b[y0:y1, x0:x1])
+    wa = np.ascontiguousarray(a[y0 - dy : y1 - dy, x0 - dx : x1 - dx])
+    inside = (x - x0, y - y0, x - x0 + w, y - y0 + h)
+    residual, _ = _analysis.motion_residual(wa, wb, (0, 0, x1 - x0, y1 - y0), inside, inside, STILL)
+    return float(residual)
+
+
+def _within(p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    inside = (p >= lo - TOLERANCE) & (p <= hi + TOLERANCE)
+    return np.asarray(inside.all(axis=1))
+
+
+def _envelope(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pixel's 3x3 neighbourhood's lowest and highest value, channel by channel."""
+    h, w = area.shape[:2]
+    padded = np.pad(area, ((1, 1), (1, 1), (0, 0)), mode="edge")
+    lo, hi = area.copy(), area.copy()
+    for dy in range(3):
+        for dx in range(3):
+            near = padded[dy : dy + h, dx : dx + w]
+            np.minimum(lo, near, out=lo)
+            np.maximum(hi, near, out=hi)
+    return lo, hi
+
+
+def _longest_run(mask: np.ndarray) -> int:
+    """The longest run of True along any row."""
+    if not mask.any():
+        return 0
+    edges = np.diff(np.pad(mask, ((0, 0), (1, 1))).astype(np.int8), axis=1)
+    starts, ends = np.nonzero(edges == 1)[1], np.nonzero(edges == -1)[1]
+    return int((ends - starts).max())
