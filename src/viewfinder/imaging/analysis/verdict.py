@@ -75,11 +75,17 @@ def settle(changes: list[Change]) -> list[Change]:
         return changes
     top = min(c.y for c in moves)
     bottom = max(c.y + c.height for c in changes)
+
+    def slack(c: Change) -> int:
+        # At the top edge the band also holds the top of what it pushed down: what was drawn
+        # there before and has gone below (plain background arriving carries no move).
+        return max(4, dy // 2) if c.y == 0 else max(4, dy // 4)
+
     settled = []
     for c in changes:
         if c.kind != "content":
             settled.append(c)
-        elif c.y + c.height <= top + 2 and abs(c.height - dy) <= max(4, dy // 4):
+        elif c.y + c.height <= top + 2 and -max(4, dy // 4) <= c.height - dy <= slack(c):
             settled.append(replace(c, signal=Signal.INSERTED))
         elif c.y >= bottom - dy - 2:
             # Content at the bottom edge went below the fold, pushed by the move: not lost.
