@@ -63,20 +63,21 @@ def analyze(
         )
     # Each region's part inside both images; the rest is the size change.
     boxes = []
-    for x, y, w, h, count in sorted(regions, key=lambda r: -r[4]):
+    for index, (x, y, w, h, count) in sorted(enumerate(regions), key=lambda r: -r[1][4]):
         cw, ch = min(x + w, overlap_w) - x, min(y + h, overlap_h) - y
         if cw > 0 and ch > 0:
-            boxes.append((x, y, cw, ch, count))
+            boxes.append((x, y, cw, ch, count, index))
     examined, skipped = boxes[:MAX_ANALYSED], boxes[MAX_ANALYSED:]
     a, b = a[:overlap_h, :overlap_w], b[:overlap_h, :overlap_w]  # what both images show
     changes += [
-        Change(x, y, w, h, "content", n, signal=Signal.NOT_EXAMINED) for x, y, w, h, n in skipped
+        Change(x, y, w, h, "content", n, signal=Signal.NOT_EXAMINED, region=i)
+        for x, y, w, h, n, i in skipped
     ]
     known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
-    for x, y, w, h, count in examined:
+    for x, y, w, h, count, index in examined:
         found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
         known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
-        changes.extend(found)
+        changes.extend(replace(c, region=index) for c in found)
     if len(changes) == 1 and changes[0].kind == "noise":
         changes = _nudged(a, b, labels, changes[0])
     return conclude(changes, width, height, compared_pixels, changed_pixels)

@@ -1,0 +1,195 @@
+"""Change analysis on the style corpus (tests/style_corpus.py): pages of three styles at
+device scales 1 and 2, light and dark, each with the same labelled variants. A rule tuned to
+one page fails here on another. Compared as the server does by default, noise ignored."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests import analysis_corpus, style_corpus
+from viewfinder.imaging import Comparison, compare, png
+from viewfinder.imaging.pixelmatch import pixelmatch
+
+Result = tuple[dict[str, Any], Comparison]
+# Noise pairs the analysis still calls a change, each named so that a fix shows here.
+KNOWN_NOISE_MISSES = {
+    # text-rendering: geometricPrecision on light text on a dark page at scale 1: each line
+    # re-rasterised a different fraction of a pixel off, beyond the tile test's tolerance.
+    "admin-dark-1x/glyph_precision",
+}
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Iterator[list[dict[str, Any]]]:
+    yield style_corpus.ensure()
+
+
+def run(pair: dict[str, Any], folder: Any = style_corpus.OUT) -> Comparison:
+    base = (folder / pair["base"]).read_bytes()
+    candidate = (folder / pair["candidate"]).read_bytes()
+    return compare(base, candidate, ignore_noise=True)
+
+
+@pytest.fixture(scope="session")
+def results(corpus: list[dict[str, Any]]) -> list[Result]:
+    return [(pair, run(pair)) for pair in corpus]
+
+
+def of(results: list[Result], *variants: str) -> list[Result]:
+    return [(p, r) for p, r in results if p["variant"] in variants]
+
+
+def test_every_class_is_on_three_styles_at_both_scales_in_light_and_dark(
+    corpus: list[dict[str, Any]],
+) -> None:
+    bases = Counter((p["style"], p["scale"], p["theme"]) for p in corpus)
+    assert len(bases) == 3 * 2 * 2
+    assert len(set(bases.values())) == 1, "every base has every variant"
+    kinds = {p["kind"] for p in corpus}
+    assert kinds == {"noise", "content", "color", "layout_shift"}
+
+
+def test_no_real_change_is_called_noise_or_reported_unchanged(results: list[Result]) -> None:
+    hidden = [p["name"] for p, r in results if p["kind"] != "noise" and not r.changed]
+    called_noise = [p["name"] for p, r in results if p["kind"] != "noise" and r.analysis.noise]
+    assert hidden == [] and called_noise == []
+
+
+def test_every_noise_pair_is_noise_but_the_known_misses(results: list[Result]) -> None:
+    # Some re-renders come out the same pixels (geometricPrecision at scale 2): identical.
+    missed = {
+        p["name"]
+        for p, r in results
+        if p["kind"] == "noise" and r.analysis.kind not in ("noise", "identical")
+    }
+    assert missed == KNOWN_NOISE_MISSES
+    for pair, result in results:
+        if pair["kind"] == "noise" and pair["name"] not in KNOWN_NOISE_MISSES:
+            assert not result.changed, pair["name"]
+
+
+def test_the_kind_of_every_change_is_what_the_eye_sees(results: list[Result]) -> None:
+    wrong = [
+        (p["name"], p["kind"], r.analysis.kind)
+        for p, r in results
+        if p["kind"] != "noise" and r.analysis.kind != p["kind"]
+    ]
+    assert wrong == []
+
+
+def test_glyphs_drawn_again_are_noise_and_changed_text_is_content(results: list[Result]) -> None:
+    for pair, result in of(results, "glyph_subpixel", "glyph_rotate", "glyph_spacing"):
+        assert result.analysis.noise and not result.changed, pair["name"]
+    for pair, result in of(results, "glyph_char", "glyph_size", "glyph_weight", "glyph_word"):
+        assert result.analysis.kind == "content" and result.changed, pair["name"]
+
+
+def test_a_faint_tint_over_a_card_is_a_colour_change_that_pixelmatch_does_not_count(
+    results: list[Result],
+) -> None:
+    for pair, result in of(results, "tint"):
+        assert result.changed and result.analysis.kind == "color", pair["name"]
+        assert result.diff_ratio > 0.05 and result.diff_png is not None
+        assert result.analysis.summary == "Colours changed in one region."
+        # The pixelmatch-compatible function keeps pixelmatch's count: every delta is under
+        # the threshold.
+        base, candidate = (
+            png.to_rgba(png.decode((style_corpus.OUT / pair[side]).read_bytes()))
+            for side in ("base", "candidate")
+        )
+        assert pixelmatch(base, candidate) == 0
+    for pair, result in of(results, "tint_one_level"):
+        assert result.analysis.noise and not result.changed, pair["name"]
+
+
+def test_a_removed_icon_and_a_changed_digit_are_content_not_moves_or_colours(
+    results: list[Result],
+) -> None:
+    for pair, result in of(results, "icon_removed", "digit"):
+        kinds = {c.kind for c in result.analysis.changes} - {"noise"}
+        assert (result.analysis.kind, kinds) == ("content", {"content"}), pair["name"]
+
+
+def test_words_appended_to_a_line_are_one_change_at_either_scale(results: list[Result]) -> None:
+    for pair, result in of(results, "append"):
+        real = [c for c in result.analysis.changes if c.kind != "noise"]
+        assert [c.kind for c in real] == ["content"], (pair["name"], result.analysis.changes)
+        assert result.analysis.summary == "Content changed in one region.", pair["name"]
+
+
+def test_a_banner_inserted_at_the_top_is_said_with_the_distance_it_pushed_the_page(
+    results: list[Result],
+) -> None:
+    for pair, result in of(results, "banner"):
+        summary = result.analysis.summary
+        assert summary.startswith("Content inserted at the top;"), (pair["name"], summary)
+        assert f"moved down {24 * pair['scale']} px" in summary, (pair["name"], summary)
+        moves = {(c.dx, c.dy) for c in result.analysis.changes if c.kind == "move"}
+        assert moves == {(0, 24 * pair["scale"])}, pair["name"]
+
+
+REGION_COUNT = re.compile(r"(?:changed in|from) (one|\d+) regions?\b")
+OTHER_REGIONS = re.compile(r"(One|\d+) other regions? differs?")
+
+
+def number(word: str) -> int:
+    return 1 if word.lower() == "one" else int(word)
+
+
+@pytest.mark.parametrize("which", ["style", "analysis"])
+def test_the_region_counts_in_the_words_agree_with_the_regions_listed(
+    which: str, results: list[Result]
+) -> None:
+    if which == "analysis":
+        results = [
+            (p, run(p, analysis_corpus.OUT))
+            for p in analysis_corpus.ensure()
+            if p["kind"] != "size"
+        ]
+    for pair, result in results:
+        a = result.analysis
+        said = REGION_COUNT.search(a.summary)
+        others = OTHER_REGIONS.search(a.reasoning)
+        real = {c.region for c in a.changes if c.kind != "noise"}
+        if said:
+            assert number(said.group(1)) <= len(result.regions), (pair["name"], a.summary)
+        if said and a.kind in ("content", "color") and not a.verdict == "likely_regression":
+            assert number(said.group(1)) == len(real), (pair["name"], a.summary)
+        if others:
+            assert number(others.group(1)) + len(real) == len(result.regions), (
+                pair["name"],
+                a.reasoning,
+            )
+
+
+# ---- synthetic pairs, no browser ---------------------------------------------------------------
+
+
+def test_a_faint_tint_is_changed_while_a_one_level_shift_of_the_same_area_is_not() -> None:
+    base = np.full((120, 200, 3), 255, np.uint8)
+    base[20:100, 20:180] = (244, 247, 251)
+    tinted, jittered = base.copy(), base.copy()
+    tinted[20:100, 20:180] = (238, 246, 240)
+    jittered[20:100, 20:180] = (243, 246, 250)
+    tint = compare(png.encode(base), png.encode(tinted), ignore_noise=True)
+    assert tint.changed and tint.changed_pixels == 160 * 80 and tint.analysis.kind == "color"
+    assert [(r.x, r.y, r.width, r.height) for r in tint.regions] == [(20, 20, 160, 80)]
+    jitter = compare(png.encode(base), png.encode(jittered), ignore_noise=True)
+    assert not jitter.changed and jitter.changed_pixels == 0 and jitter.analysis.noise
+
+
+def test_a_small_icon_removed_with_nothing_else_moving_is_content() -> None:
+    base = np.full((100, 160, 3), 250, np.uint8)
+    for x in (20, 60, 100):  # three identical icons: the removed one matches the others
+        base[40:56, x : x + 16] = (37, 99, 235)
+        base[46:50, x + 4 : x + 12] = 255
+    candidate = base.copy()
+    candidate[40:56, 100:116] = 250
+    analysis = compare(png.encode(base), png.encode(candidate)).analysis
+    assert analysis.kind == "content" and "moved" not in analysis.summary, analysis
