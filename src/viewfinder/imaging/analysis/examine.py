@@ -31,6 +31,7 @@ from viewfinder.imaging.analysis.verdict import conclude
 LEFT = np.array([_native.LABEL_CHANGED, _native.LABEL_DARKER, _native.LABEL_MOVED], np.uint8)
 LEFT_SHARE = 0.3  # of a move's pixels: how much must have changed where they came from
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
+MAX_PARTS = 12  # parts of a region examined one by one
 MAX_ANALYSED = 64  # regions examined in detail; the rest are summarised by size
 
 
@@ -99,10 +100,11 @@ def examine(
     if not changed.any():
         return []
     text = not straight_edge(changed)
-    if is_noise(a, b, changed, box) or (text and glyphs_redrawn(a, b, changed, box)):
+    split = candidates is None
+    # (The parts of a region are not tried as glyphs again: the region's glyphs were.)
+    if is_noise(a, b, changed, box) or (split and text and glyphs_redrawn(a, b, changed, box)):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
-    split = candidates is None
     if candidates is None:
         # Computed when first needed, and shared with the region's parts (their windows lie
         # within the region's).
@@ -146,13 +148,16 @@ def examine(
         return found
     if same_shapes(a, b, box) and recoloured(a, b, box, changed):
         return [Change(x, y, w, h, "color", count)]
-    if split:
+    pieces = _parts(changed) if split else []
+    if len(pieces) <= MAX_PARTS:
         # One region may hold unrelated changes close together (a button recoloured just above
         # text that moved): its parts, where unchanged rows or columns separate them, are
         # examined one by one, and kept apart when any of them is more than plain content.
+        # (Beyond MAX_PARTS they are the words or letters of one change: a paragraph rewritten,
+        # set in another weight.)
         parts = [
             found
-            for px, py, pw, ph in _parts(changed)
+            for px, py, pw, ph in pieces
             for found in examine(
                 a,
                 b,

@@ -29,7 +29,7 @@ TOLERANCE = 8  # levels outside the neighbourhood's range still taken as within 
 TILE_MISSES = 0.08  # share of a tile's changed pixels its displacement may leave unexplained
 MIN_TILE = 4  # changed pixels below which a tile says nothing
 MIN_TILES = 3  # tiles with changes: one glyph changed is not every glyph drawn again
-MAX_PIXELS = 60_000  # larger regions are not re-rasterised text
+MAX_PIXELS = 30_000  # larger regions are not re-rasterised text
 PAD = 8  # px of context around a tile for its motion estimate
 # Largest motion residual of a tile: twice the noise test's, as a tile has little context to
 # pin its motion down (small sans-serif text at scale 2 re-rasterised comes to about 80).
@@ -42,54 +42,96 @@ def straight_edge(changed: np.ndarray) -> bool:
 
 
 def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
-    """Whether a region's changed pixels are its glyphs drawn again, each tile of them
-    displaced by at most GLYPH_SHIFT px (see the module's docstring)."""
+    """Whether a text-like region's changed pixels (no straight_edge) are its glyphs drawn
+    again, each tile of them displaced by at most GLYPH_SHIFT px (see the module's docstring)."""
     count = int(changed.sum())
-    if count == 0 or count > MAX_PIXELS or straight_edge(changed):
+    if count == 0 or count > MAX_PIXELS:
+        return False
+    ys, xs = np.nonzero(changed)
+    columns = changed.shape[1] // TILE + 1
+    tiles = (ys // TILE) * columns + xs // TILE
+    totals = np.bincount(tiles)
+    counted = np.flatnonzero(totals >= MIN_TILE)
+    if counted.size < MIN_TILES:
         return False
     height, width = a.shape[:2]
     x, y = box[:2]
     x0, y0, x1, y1 = window(box, GLYPH_SHIFT + 1, width, height)
     area_a = a[y0:y1, x0:x1, :3].astype(np.int16)
     area_b = b[y0:y1, x0:x1, :3].astype(np.int16)
-    lo_a, hi_a = _envelope(area_a)
-    lo_b, hi_b = _envelope(area_b)
-    ys, xs = np.nonzero(changed)
-    tiles = (ys // TILE) * (changed.shape[1] // TILE + 1) + xs // TILE
     ys, xs = ys + (y - y0), xs + (x - x0)  # window-relative
-    pa, pb = area_a[ys, xs], area_b[ys, xs]
-    totals = np.bincount(tiles)
-    best = np.full(totals.size, -1.0)  # share of each tile its best displacement explains
-    shift = np.zeros((totals.size, 2), np.int64)  # ... and that displacement
-    last_y, last_x = y1 - y0 - 1, x1 - x0 - 1
-    reach = range(-GLYPH_SHIFT, GLYPH_SHIFT + 1)
-    for dx, dy in sorted(
-        ((dx, dy) for dx in reach for dy in reach), key=lambda d: abs(d[0]) + abs(d[1])
-    ):
-        # Shortest first, so that a tie keeps the shorter. Where the candidate's pixel came
-        # from in the base, and where the base's went.
-        sy, sx = np.clip(ys - dy, 0, last_y), np.clip(xs - dx, 0, last_x)
-        ty, tx = np.clip(ys + dy, 0, last_y), np.clip(xs + dx, 0, last_x)
-        ok = _within(pb, lo_a[sy, sx], hi_a[sy, sx]) & _within(pa, lo_b[ty, tx], hi_b[ty, tx])
-        share = np.bincount(tiles, weights=ok, minlength=totals.size) / np.maximum(totals, 1)
-        better = share > best
-        best[better] = share[better]
-        shift[better] = (dx, dy)
-    counted = np.flatnonzero(totals >= MIN_TILE)
-    # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
-    misses = (1 - best[counted]) * totals[counted]
-    if counted.size < MIN_TILES or (misses > np.maximum(2.01, TILE_MISSES * totals[counted])).any():
+    found = _Displacements(area_a, area_b, ys, xs, tiles, totals)
+    # The busiest tiles first: a change of content fails there, and the rest need not be tried.
+    busiest = counted[np.argsort(-totals[counted])]
+    shifts = found.search(busiest[:3])
+    if shifts is None:
         return False
+    rest = found.search(busiest[3:])
+    if rest is None:
+        return False
+    shifts |= rest
     # The displacement found, the sub-pixel rest must be smooth motion: the same residual test
     # as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
-    columns = changed.shape[1] // TILE + 1
-    for tile in counted.tolist():
+    for tile, (dx, dy) in shifts.items():
         ty0, tx0 = y + (tile // columns) * TILE, x + (tile % columns) * TILE
         tile_box = (tx0, ty0, min(TILE, x + box[2] - tx0), min(TILE, y + box[3] - ty0))
-        dx, dy = (int(v) for v in shift[tile])
         if _residual(a, b, tile_box, dx, dy) > TILE_RESIDUAL:
             return False
     return True
+
+
+class _Displacements:
+    """The displacement of at most GLYPH_SHIFT px that explains each tile of changed pixels:
+    a changed pixel is explained by (dx, dy) when the candidate's colour lies within the base's
+    3x3 range at p - d, and the base's within the candidate's at p + d."""
+
+    def __init__(
+        self,
+        area_a: np.ndarray,
+        area_b: np.ndarray,
+        ys: np.ndarray,
+        xs: np.ndarray,
+        tiles: np.ndarray,
+        totals: np.ndarray,
+    ) -> None:
+        self.lo_a, self.hi_a = _envelope(area_a)
+        self.lo_b, self.hi_b = _envelope(area_b)
+        self.pa, self.pb = area_a[ys, xs], area_b[ys, xs]
+        self.ys, self.xs, self.tiles, self.totals = ys, xs, tiles, totals
+        self.last_y, self.last_x = area_a.shape[0] - 1, area_a.shape[1] - 1
+        reach = range(-GLYPH_SHIFT, GLYPH_SHIFT + 1)
+        # Shortest first: a tile takes the first displacement that explains it.
+        self.order = sorted(((dx, dy) for dx in reach for dy in reach), key=_length)
+
+    def search(self, wanted: np.ndarray) -> dict[int, tuple[int, int]] | None:
+        """Each wanted tile's displacement, or None when one of them has none."""
+        found: dict[int, tuple[int, int]] = {}
+        open_tiles = np.zeros(self.totals.size, bool)
+        open_tiles[wanted] = True
+        # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
+        allowed = np.maximum(2.01, TILE_MISSES * self.totals)
+        pick = np.flatnonzero(open_tiles[self.tiles])
+        for dx, dy in self.order:
+            if pick.size == 0:
+                break
+            ys, xs, tiles = self.ys[pick], self.xs[pick], self.tiles[pick]
+            sy, sx = np.clip(ys - dy, 0, self.last_y), np.clip(xs - dx, 0, self.last_x)
+            ty, tx = np.clip(ys + dy, 0, self.last_y), np.clip(xs + dx, 0, self.last_x)
+            ok = _within(self.pb[pick], self.lo_a[sy, sx], self.hi_a[sy, sx]) & _within(
+                self.pa[pick], self.lo_b[ty, tx], self.hi_b[ty, tx]
+            )
+            misses = np.bincount(tiles[~ok], minlength=self.totals.size)
+            done = open_tiles & (misses <= allowed)
+            if done.any():
+                for tile in np.flatnonzero(done).tolist():
+                    found[tile] = (dx, dy)
+                open_tiles &= ~done
+                pick = pick[open_tiles[tiles]]
+        return None if pick.size else found
+
+
+def _length(d: tuple[int, int]) -> int:
+    return abs(d[0]) + abs(d[1])
 
 
 def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float:
