@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from viewfinder.imaging import _analysis
-from viewfinder.imaging.analysis.model import Box, window
+from viewfinder.imaging.analysis.model import Box
 from viewfinder.imaging.analysis.noise import NOISE_MOVING, STILL
 
 GLYPH_SHIFT = 2  # device px a re-rasterised glyph may be drawn off (1 CSS px at scale 2)
@@ -34,6 +34,8 @@ PAD = 8  # px of context around a tile for its motion estimate
 # Largest motion residual of a tile: twice the noise test's, as a tile has little context to
 # pin its motion down (small sans-serif text at scale 2 re-rasterised comes to about 80).
 TILE_RESIDUAL = 2 * NOISE_MOVING + 8
+_REACH = range(-GLYPH_SHIFT, GLYPH_SHIFT + 1)
+ORDER = sorted(((dx, dy) for dx in _REACH for dy in _REACH), key=lambda d: abs(d[0]) + abs(d[1]))
 
 
 def straight_edge(changed: np.ndarray) -> bool:
@@ -54,22 +56,18 @@ def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) 
     counted = np.flatnonzero(totals >= MIN_TILE)
     if counted.size < MIN_TILES:
         return False
-    height, width = a.shape[:2]
     x, y = box[:2]
-    x0, y0, x1, y1 = window(box, GLYPH_SHIFT + 1, width, height)
-    area_a = a[y0:y1, x0:x1, :3].astype(np.int16)
-    area_b = b[y0:y1, x0:x1, :3].astype(np.int16)
-    ys, xs = ys + (y - y0), xs + (x - x0)  # window-relative
-    found = _Displacements(area_a, area_b, ys, xs, tiles, totals)
     # The busiest tiles first: a change of content fails there, and the rest need not be tried.
     busiest = counted[np.argsort(-totals[counted])]
-    shifts = found.search(busiest[:3])
-    if shifts is None:
-        return False
-    rest = found.search(busiest[3:])
-    if rest is None:
-        return False
-    shifts |= rest
+    shifts: dict[int, tuple[int, int]] = {}
+    for group in (busiest[:3], busiest[3:]):
+        if group.size == 0:
+            continue
+        pick = np.flatnonzero(np.isin(tiles, group))
+        found = _search(a, b, ys[pick] + y, xs[pick] + x, tiles[pick], totals)
+        if found is None:
+            return False
+        shifts |= found
     # The displacement found, the sub-pixel rest must be smooth motion: the same residual test
     # as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
     for tile, (dx, dy) in shifts.items():
@@ -80,58 +78,52 @@ def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) 
     return True
 
 
-class _Displacements:
-    """The displacement of at most GLYPH_SHIFT px that explains each tile of changed pixels:
-    a changed pixel is explained by (dx, dy) when the candidate's colour lies within the base's
-    3x3 range at p - d, and the base's within the candidate's at p + d."""
-
-    def __init__(
-        self,
-        area_a: np.ndarray,
-        area_b: np.ndarray,
-        ys: np.ndarray,
-        xs: np.ndarray,
-        tiles: np.ndarray,
-        totals: np.ndarray,
-    ) -> None:
-        self.lo_a, self.hi_a = _envelope(area_a)
-        self.lo_b, self.hi_b = _envelope(area_b)
-        self.pa, self.pb = area_a[ys, xs], area_b[ys, xs]
-        self.ys, self.xs, self.tiles, self.totals = ys, xs, tiles, totals
-        self.last_y, self.last_x = area_a.shape[0] - 1, area_a.shape[1] - 1
-        reach = range(-GLYPH_SHIFT, GLYPH_SHIFT + 1)
-        # Shortest first: a tile takes the first displacement that explains it.
-        self.order = sorted(((dx, dy) for dx in reach for dy in reach), key=_length)
-
-    def search(self, wanted: np.ndarray) -> dict[int, tuple[int, int]] | None:
-        """Each wanted tile's displacement, or None when one of them has none."""
-        found: dict[int, tuple[int, int]] = {}
-        open_tiles = np.zeros(self.totals.size, bool)
-        open_tiles[wanted] = True
-        # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
-        allowed = np.maximum(2.01, TILE_MISSES * self.totals)
-        pick = np.flatnonzero(open_tiles[self.tiles])
-        for dx, dy in self.order:
-            if pick.size == 0:
-                break
-            ys, xs, tiles = self.ys[pick], self.xs[pick], self.tiles[pick]
-            sy, sx = np.clip(ys - dy, 0, self.last_y), np.clip(xs - dx, 0, self.last_x)
-            ty, tx = np.clip(ys + dy, 0, self.last_y), np.clip(xs + dx, 0, self.last_x)
-            ok = _within(self.pb[pick], self.lo_a[sy, sx], self.hi_a[sy, sx]) & _within(
-                self.pa[pick], self.lo_b[ty, tx], self.hi_b[ty, tx]
-            )
-            misses = np.bincount(tiles[~ok], minlength=self.totals.size)
-            done = open_tiles & (misses <= allowed)
-            if done.any():
-                for tile in np.flatnonzero(done).tolist():
-                    found[tile] = (dx, dy)
-                open_tiles &= ~done
-                pick = pick[open_tiles[tiles]]
-        return None if pick.size else found
-
-
-def _length(d: tuple[int, int]) -> int:
-    return abs(d[0]) + abs(d[1])
+def _search(
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    tiles: np.ndarray,
+    totals: np.ndarray,
+) -> dict[int, tuple[int, int]] | None:
+    """The displacement of at most GLYPH_SHIFT px that explains each tile of the changed
+    pixels at (ys, xs), or None when a tile has none. A pixel is explained by (dx, dy) when the
+    candidate's colour lies within the base's 3x3 range at p - d, and the base's within the
+    candidate's at p + d."""
+    height, width = a.shape[:2]
+    reach = GLYPH_SHIFT + 1
+    x0, y0 = max(int(xs.min()) - reach, 0), max(int(ys.min()) - reach, 0)
+    x1, y1 = min(int(xs.max()) + reach + 1, width), min(int(ys.max()) + reach + 1, height)
+    area_a = a[y0:y1, x0:x1, :3].astype(np.int16)
+    area_b = b[y0:y1, x0:x1, :3].astype(np.int16)
+    lo_a, hi_a = _envelope(area_a)
+    lo_b, hi_b = _envelope(area_b)
+    ys, xs = ys - y0, xs - x0
+    pa, pb = area_a[ys, xs], area_b[ys, xs]
+    last_y, last_x = y1 - y0 - 1, x1 - x0 - 1
+    found: dict[int, tuple[int, int]] = {}
+    open_tiles = np.zeros(totals.size, bool)
+    open_tiles[tiles] = True
+    # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
+    allowed = np.maximum(2.01, TILE_MISSES * totals)
+    pick = np.arange(ys.size)
+    for dx, dy in ORDER:  # shortest first: a tile takes the first that explains it
+        if pick.size == 0:
+            break
+        py, px, in_tile = ys[pick], xs[pick], tiles[pick]
+        sy, sx = np.clip(py - dy, 0, last_y), np.clip(px - dx, 0, last_x)
+        ty, tx = np.clip(py + dy, 0, last_y), np.clip(px + dx, 0, last_x)
+        ok = _within(pb[pick], lo_a[sy, sx], hi_a[sy, sx]) & _within(
+            pa[pick], lo_b[ty, tx], hi_b[ty, tx]
+        )
+        misses = np.bincount(in_tile[~ok], minlength=totals.size)
+        done = open_tiles & (misses <= allowed)
+        if done.any():
+            for tile in np.flatnonzero(done).tolist():
+                found[tile] = (dx, dy)
+            open_tiles &= ~done
+            pick = pick[open_tiles[in_tile]]
+    return None if pick.size else found
 
 
 def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float:
