@@ -17,12 +17,6 @@ from viewfinder.imaging import Comparison, compare, png
 from viewfinder.imaging.pixelmatch import pixelmatch
 
 Result = tuple[dict[str, Any], Comparison]
-# Noise pairs the analysis still calls a change, each named so that a fix shows here.
-KNOWN_NOISE_MISSES = {
-    # text-rendering: geometricPrecision on light text on a dark page at scale 1: each line
-    # re-rasterised a different fraction of a pixel off, beyond the tile test's tolerance.
-    "admin-dark-1x/glyph_precision",
-}
 
 
 @pytest.fixture(scope="session")
@@ -61,17 +55,14 @@ def test_no_real_change_is_called_noise_or_reported_unchanged(results: list[Resu
     assert hidden == [] and called_noise == []
 
 
-def test_every_noise_pair_is_noise_but_the_known_misses(results: list[Result]) -> None:
+def test_every_noise_pair_is_noise_and_reported_unchanged(results: list[Result]) -> None:
     # Some re-renders come out the same pixels (geometricPrecision at scale 2): identical.
-    missed = {
+    missed = [
         p["name"]
         for p, r in results
-        if p["kind"] == "noise" and r.analysis.kind not in ("noise", "identical")
-    }
-    assert missed == KNOWN_NOISE_MISSES
-    for pair, result in results:
-        if pair["kind"] == "noise" and pair["name"] not in KNOWN_NOISE_MISSES:
-            assert not result.changed, pair["name"]
+        if p["kind"] == "noise" and (r.changed or r.analysis.kind not in ("noise", "identical"))
+    ]
+    assert missed == []
 
 
 def test_the_kind_of_every_change_is_what_the_eye_sees(results: list[Result]) -> None:

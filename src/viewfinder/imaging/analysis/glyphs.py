@@ -7,7 +7,9 @@ Such a change displaces each glyph by at most a pixel or two, by different amoun
 ``noise`` asks. Instead the region is cut into tiles the size of a few glyphs, and each tile
 must be explained on its own by some displacement of at most GLYPH_SHIFT px: every changed
 pixel's colour lies within the 3x3 neighbourhood's range of the other image, displaced, in both
-directions. A changed character, a larger or bolder font or an added word leaves new ink no
+directions (or nearly all of them, when what the displacement leaves is as small as the noise
+test allows of a region that did not move: an outline drawn differently, as light text on a
+dark page is). A changed character, a larger or bolder font or an added word leaves new ink no
 small displacement explains.
 
 Only text-like regions qualify: a region whose changed pixels run straight for EDGE_RUN px or
@@ -20,13 +22,14 @@ import numpy as np
 
 from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.model import Box
-from viewfinder.imaging.analysis.noise import NOISE_MOVING, STILL
+from viewfinder.imaging.analysis.noise import NOISE_MOVING, NOISE_STILL, STILL
 
 GLYPH_SHIFT = 2  # device px a re-rasterised glyph may be drawn off (1 CSS px at scale 2)
 TILE = 32  # px: a few glyphs, which move together
 EDGE_RUN = 40  # px of changed pixels in one straight run: an edge, not glyphs
 TOLERANCE = 8  # levels outside the neighbourhood's range still taken as within it
 TILE_MISSES = 0.08  # share of a tile's changed pixels its displacement may leave unexplained
+NEAR_MISSES = 0.15  # ... when what it leaves is within the noise test's residual of a still region
 MIN_TILE = 4  # changed pixels below which a tile says nothing
 MIN_TILES = 3  # tiles with changes: one glyph changed is not every glyph drawn again
 MAX_PIXELS = 30_000  # larger regions are not re-rasterised text
@@ -59,7 +62,6 @@ def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) 
     x, y = box[:2]
     # The busiest tiles first: a change of content fails there, and the rest need not be tried.
     busiest = counted[np.argsort(-totals[counted])]
-    shifts: dict[int, tuple[int, int]] = {}
     for group in (busiest[:3], busiest[3:]):
         if group.size == 0:
             continue
@@ -67,14 +69,15 @@ def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) 
         found = _search(a, b, ys[pick] + y, xs[pick] + x, tiles[pick], totals)
         if found is None:
             return False
-        shifts |= found
-    # The displacement found, the sub-pixel rest must be smooth motion: the same residual test
-    # as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
-    for tile, (dx, dy) in shifts.items():
-        ty0, tx0 = y + (tile // columns) * TILE, x + (tile % columns) * TILE
-        tile_box = (tx0, ty0, min(TILE, x + box[2] - tx0), min(TILE, y + box[3] - ty0))
-        if _residual(a, b, tile_box, dx, dy) > TILE_RESIDUAL:
-            return False
+        # The displacement found, the sub-pixel rest must be smooth motion: the same residual
+        # test as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
+        # A tile the displacement explains only nearly must be explained closely by it.
+        for tile, (dx, dy, near) in found.items():
+            ty0, tx0 = y + (tile // columns) * TILE, x + (tile % columns) * TILE
+            tile_box = (tx0, ty0, min(TILE, x + box[2] - tx0), min(TILE, y + box[3] - ty0))
+            limit = NOISE_STILL if near else TILE_RESIDUAL
+            if _residual(a, b, tile_box, dx, dy) > limit:
+                return False
     return True
 
 
@@ -85,11 +88,11 @@ def _search(
     xs: np.ndarray,
     tiles: np.ndarray,
     totals: np.ndarray,
-) -> dict[int, tuple[int, int]] | None:
+) -> dict[int, tuple[int, int, bool]] | None:
     """The displacement of at most GLYPH_SHIFT px that explains each tile of the changed
-    pixels at (ys, xs), or None when a tile has none. A pixel is explained by (dx, dy) when the
-    candidate's colour lies within the base's 3x3 range at p - d, and the base's within the
-    candidate's at p + d."""
+    pixels at (ys, xs), and whether it does so only nearly; None when a tile has none. A pixel
+    is explained by (dx, dy) when the candidate's colour lies within the base's 3x3 range at
+    p - d, and the base's within the candidate's at p + d."""
     height, width = a.shape[:2]
     reach = GLYPH_SHIFT + 1
     x0, y0 = max(int(xs.min()) - reach, 0), max(int(ys.min()) - reach, 0)
@@ -101,7 +104,9 @@ def _search(
     ys, xs = ys - y0, xs - x0
     pa, pb = area_a[ys, xs], area_b[ys, xs]
     last_y, last_x = y1 - y0 - 1, x1 - x0 - 1
-    found: dict[int, tuple[int, int]] = {}
+    found: dict[int, tuple[int, int, bool]] = {}
+    fewest = np.full(totals.size, np.inf)  # misses of each tile's best displacement so far
+    nearest = np.zeros((totals.size, 2), np.int64)  # ... and that displacement
     open_tiles = np.zeros(totals.size, bool)
     open_tiles[tiles] = True
     # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
@@ -117,13 +122,23 @@ def _search(
             pa[pick], lo_b[ty, tx], hi_b[ty, tx]
         )
         misses = np.bincount(in_tile[~ok], minlength=totals.size)
+        closer = open_tiles & (misses < fewest)
+        fewest[closer], nearest[closer] = misses[closer], (dx, dy)
         done = open_tiles & (misses <= allowed)
         if done.any():
             for tile in np.flatnonzero(done).tolist():
-                found[tile] = (dx, dy)
+                found[tile] = (dx, dy, False)
             open_tiles &= ~done
             pick = pick[open_tiles[in_tile]]
-    return None if pick.size else found
+    # Tiles no displacement explains within TILE_MISSES, but one nearly does: re-rasterised
+    # with a different outline (hinting, light text on a dark page), for the residual to judge.
+    left = np.flatnonzero(open_tiles)
+    if (fewest[left] > NEAR_MISSES * totals[left]).any():
+        return None
+    for tile in left.tolist():
+        dx, dy = (int(v) for v in nearest[tile])
+        found[tile] = (dx, dy, True)
+    return found
 
 
 def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float:
