@@ -99,10 +99,13 @@ def examine(
     changed = (view == _native.LABEL_CHANGED) | (view == _native.LABEL_DARKER)
     if not changed.any():
         return []
-    text = not straight_edge(changed)
     split = candidates is None
+    if is_noise(a, b, changed, box):
+        view[changed] = _native.LABEL_NOISE
+        return [Change(x, y, w, h, "noise", count)]
+    text = not straight_edge(changed)
     # (The parts of a region are not tried as glyphs again: the region's glyphs were.)
-    if is_noise(a, b, changed, box) or (split and text and glyphs_redrawn(a, b, changed, box)):
+    if split and text and glyphs_redrawn(a, b, changed, box):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
     if candidates is None:
