@@ -28,7 +28,7 @@ from viewfinder.imaging.analysis.noise import is_noise
 from viewfinder.imaging.analysis.signals import Signal
 from viewfinder.imaging.analysis.verdict import conclude
 
-LEFT = np.array([_native.LABEL_CHANGED, _native.LABEL_DARKER, _native.LABEL_MOVED], np.uint8)
+LEFT = (_native.LABEL_CHANGED, _native.LABEL_DARKER, _native.LABEL_MOVED)
 LEFT_SHARE = 0.3  # of a move's pixels: how much must have changed where they came from
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
 MAX_PARTS = 12  # parts of a region examined one by one
@@ -190,7 +190,7 @@ def _left(labels: np.ndarray, box: Box, move: Move) -> bool:
     if x1 <= x0 or y1 <= y0:
         return True  # it came from beyond the image's edge
     source = labels[y0:y1, x0:x1]
-    gone = np.isin(source, LEFT).sum()
+    gone = sum(int(np.count_nonzero(source == label)) for label in LEFT)
     return bool(gone >= LEFT_SHARE * move.mask.sum())
 
 
