@@ -70,7 +70,18 @@ def build_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
     return app
 
 
+# Commands run without typer's parsing when their command line is plain (see cli/quick.py).
+QUICK = {"diff"}
+
+
 def main() -> None:
+    if sys.argv[1:2] and sys.argv[1] in QUICK:
+        from viewfinder.cli import quick
+
+        module, attribute = COMMANDS[sys.argv[1]].split(":")
+        code = quick.run(getattr(importlib.import_module(module), attribute), sys.argv[2:])
+        if code is not None:
+            raise SystemExit(code)
     # `viewfinder NAME ...` needs only NAME; anything else (--help, a mistyped name) the list.
     wanted = sys.argv[1:2] if sys.argv[1:2] and sys.argv[1] in COMMANDS else COMMANDS
     try:

@@ -160,9 +160,9 @@ def noise_only(regions: int) -> tuple[str, str]:
     """(summary, reasoning) of a pair whose every changed region is rendering noise."""
     return (
         "Rendering noise only.",
-        f"All {count(regions, 'changed region')} are explained by sub-pixel movement or "
-        "re-rasterisation of the same content (anti-aliasing, smoothing); nothing a person "
-        "would see as a change.",
+        ("The one changed region is" if regions == 1 else f"All {regions} changed regions are")
+        + " explained by sub-pixel movement or re-rasterisation of the same content "
+        "(anti-aliasing, smoothing, glyphs drawn again); nothing a person would see as a change.",
     )
 
 
