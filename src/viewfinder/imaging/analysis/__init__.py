@@ -12,7 +12,8 @@ Each changed region is examined on its own, in this order:
 - move: a translation (dx, dy) under which the candidate equals the base exactly on the
   region's changed pixels, found from row and column signatures or phase correlation (moves
   found in earlier regions first); a vector found nowhere else must show that the content left
-  where it came from, and text a pixel or two along is not a move. Moved content landing on content that stayed: an overlap.
+  where it came from, and text a pixel or two along is not a move. Moved content landing on
+  content that stayed: an overlap.
 - color: the shapes (edges) are where they were, only colours differ.
 - parts: a region that is none of these is split where unchanged rows or columns part it,
   and its parts examined the same way.
@@ -26,10 +27,10 @@ Before any of this, while comparing, ``tint`` makes the pixels of an area tinted
 one colour to another changed pixels, however small each delta (a colour change).
 
 The modules, in the order a region meets them: ``noise`` and ``glyphs``; ``candidates``
-(translations worth trying) and ``moves`` (the exact check, overlaps); ``content`` (colour only, vanished, image
-lost); ``examine`` (that order, region by region); ``verdict`` (the pair's kind and verdict);
-``wording`` (every text a reviewer reads). ``model`` holds the results and ``signals`` the
-names of the findings that decisions are taken on.
+(translations worth trying) and ``moves`` (the exact check, overlaps); ``content`` (colour
+only, vanished, image lost); ``examine`` (that order, region by region); ``verdict`` (the
+pair's kind and verdict); ``wording`` (every text a reviewer reads). ``model`` holds the
+results and ``signals`` the names of the findings that decisions are taken on.
 """
 
 from viewfinder.imaging.analysis.examine import analyze

@@ -14,7 +14,7 @@ from viewfinder.imaging import _native
 from viewfinder.imaging.analysis.candidates import translations
 from viewfinder.imaging.analysis.content import image_lost, recoloured, same_shapes, vanished
 from viewfinder.imaging.analysis.glyphs import GLYPH_SHIFT, glyphs_redrawn, straight_edge
-from viewfinder.imaging.analysis.model import Analysis, Box, Change
+from viewfinder.imaging.analysis.model import Analysis, Box, Change, window
 from viewfinder.imaging.analysis.moves import (
     MOVE_EXPLAINED,
     MOVE_MIN_PIXELS,
@@ -32,6 +32,7 @@ LEFT = (_native.LABEL_CHANGED, _native.LABEL_DARKER, _native.LABEL_MOVED)
 LEFT_SHARE = 0.3  # of a move's pixels: how much must have changed where they came from
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
 MAX_PARTS = 12  # parts of a region examined one by one
+EDGE_PAD = 32  # px around a region where a box's edge would show it is not bare text
 MAX_ANALYSED = 64  # regions examined in detail; the rest are summarised by size
 
 
@@ -103,7 +104,7 @@ def examine(
     if is_noise(a, b, changed, box):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
-    text = not straight_edge(changed)
+    text = _text_like(labels, box)
     # (The parts of a region are not tried as glyphs again: the region's glyphs were.)
     if split and text and glyphs_redrawn(a, b, changed, box):
         view[changed] = _native.LABEL_NOISE
@@ -180,13 +181,26 @@ def examine(
     return [Change(x, y, w, h, "content", count, signal=signal)]
 
 
+def _text_like(labels: np.ndarray, box: Box) -> bool:
+    """No straight edge differs in or around the region, however faintly: glyphs, not a box
+    (whose pale background's edge may lie in its padding, outside what changed)."""
+    height, width = labels.shape
+    x0, y0, x1, y1 = window(box, EDGE_PAD, width, height)
+    around = labels[y0:y1, x0:x1]
+    differs = (around != _native.LABEL_SAME) & (around != _native.LABEL_MASKED)
+    return not straight_edge(differs & (around != _native.LABEL_SIZE))
+
+
 def _left(labels: np.ndarray, box: Box, move: Move) -> bool:
     """Whether the moved content left where it was: the place it came from changed too. The
     same glyph or icon drawn elsewhere, and still there, matches by chance."""
     height, width = labels.shape
     x, y, w, h = box
-    x0, y0 = max(x - move.dx, 0), max(y - move.dy, 0)
-    x1, y1 = min(x - move.dx + w, width), min(y - move.dy + h, height)
+    # The box drawn tight around what changed, moved back by a short move, cuts off the far
+    # side of where it came from: a few pixels more of it are looked at.
+    pad = min(max(abs(move.dx), abs(move.dy)), 4)
+    x0, y0 = max(x - move.dx - pad, 0), max(y - move.dy - pad, 0)
+    x1, y1 = min(x - move.dx + w + pad, width), min(y - move.dy + h + pad, height)
     if x1 <= x0 or y1 <= y0:
         return True  # it came from beyond the image's edge
     source = labels[y0:y1, x0:x1]
@@ -224,7 +238,7 @@ def _nudged(a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change) -> list
     box = (c.x, c.y, c.width, c.height)
     view = labels[c.y : c.y + c.height, c.x : c.x + c.width]
     changed = view == _native.LABEL_NOISE
-    if not straight_edge(changed):
+    if _text_like(labels, box):
         return [c]  # a paragraph a pixel off is its glyphs redrawn (see glyphs)
     move = find_move(a, b, changed, box) if c.changed_pixels >= MOVE_MIN_PIXELS else None
     if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:

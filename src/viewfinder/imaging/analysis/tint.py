@@ -3,7 +3,9 @@ threshold. pixelmatch counts none of it (its semantics are kept by ``imaging.pix
 a person comparing the two side by side sees a card go from one pale tint to another. Such an
 area is a colour change, whatever the size of each pixel's delta.
 
-What makes it a change and not rendering noise: it is large, it is coherent (most of its
+What makes it a change and not rendering noise: it is large, it is solid (it fills most of
+its box: the borders of boxes drawn a fraction of a pixel off shift coherently too, but in
+lines), it is coherent (most of its
 differing pixels go from one colour to one other colour: a fill that changed, not edges
 re-rasterised, which go every which way) and that shift is visible (a CIE76 colour difference
 of at least TINT_DELTA_E, about the smallest difference a person notices side by side; a one-
@@ -16,6 +18,7 @@ import numpy as np
 from viewfinder.imaging import _native
 
 TINT_MIN_PIXELS = 1024  # differing pixels of an area before it can be a tint (32 x 32)
+TINT_SOLID = 0.5  # share of the area's box they fill: an area, not the lines of a border
 TINT_COHERENT = 0.5  # share of them going from the one colour to the one other colour
 TINT_DELTA_E = 2.0  # CIE76 difference of that shift, in Lab units
 SAMPLE = 4096  # pixels of an area looked at
@@ -32,9 +35,12 @@ def mark_tints(a: np.ndarray, b: np.ndarray, labels: np.ndarray) -> int:
         view = labels[y : y + h, x : x + w]
         # A sample on a grid of about SAMPLE points of the area is enough to judge it.
         step = max(1, int((w * h / SAMPLE) ** 0.5))
-        ys, xs = np.nonzero(view[::step, ::step] == _native.LABEL_SUBTLE)
+        grid = view[::step, ::step] == _native.LABEL_SUBTLE
+        if grid.mean() < TINT_SOLID:
+            continue  # lines, not an area: the edges of boxes drawn a fraction of a pixel off
+        ys, xs = np.nonzero(grid)
         ys, xs = ys * step + y, xs * step + x
-        if ys.size and _visible_shift(a[ys, xs, :3], b[ys, xs, :3]):
+        if _visible_shift(a[ys, xs, :3], b[ys, xs, :3]):
             view[view == _native.LABEL_SUBTLE] = _native.LABEL_CHANGED
             marked += int(count)
     return marked
