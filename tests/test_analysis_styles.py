@@ -184,3 +184,18 @@ def test_a_small_icon_removed_with_nothing_else_moving_is_content() -> None:
     candidate[40:56, 100:116] = 250
     analysis = compare(png.encode(base), png.encode(candidate)).analysis
     assert analysis.kind == "content" and "moved" not in analysis.summary, analysis
+
+
+def test_box_borders_drawn_a_fraction_of_a_pixel_off_are_no_tint() -> None:
+    # A page of boxes with pale borders, the candidate 0.3 px lower: every border pixel shifts
+    # the same way, visibly, but in lines, not over an area.
+    base = np.full((240, 320, 3), 255, np.float32)
+    for top in (20, 90, 160):
+        base[top, 20:300] = base[top + 60, 20:300] = 225
+        base[top : top + 61, 20] = base[top : top + 61, 299] = 225
+    shifted = base.copy()
+    shifted[1:] = base[1:] * 0.7 + base[:-1] * 0.3
+    a, b = base.astype(np.uint8), shifted.round().astype(np.uint8)
+    result = compare(png.encode(a), png.encode(b), ignore_noise=True)
+    assert result.changed_pixels == pixelmatch(png.to_rgba(a), png.to_rgba(b))
+    assert not result.changed
