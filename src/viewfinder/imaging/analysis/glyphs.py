@@ -158,8 +158,12 @@ def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float
 
 
 def _within(p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    inside = (p >= lo - TOLERANCE) & (p <= hi + TOLERANCE)
-    return np.asarray(inside.all(axis=1))
+    """Per pixel, whether every channel of p lies in [lo - TOLERANCE, hi + TOLERANCE] (channel by
+    channel: a reduction over the last axis is slow)."""
+    inside = (p[:, 0] >= lo[:, 0] - TOLERANCE) & (p[:, 0] <= hi[:, 0] + TOLERANCE)
+    for ch in (1, 2):
+        inside &= (p[:, ch] >= lo[:, ch] - TOLERANCE) & (p[:, ch] <= hi[:, ch] + TOLERANCE)
+    return inside
 
 
 def _envelope(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
