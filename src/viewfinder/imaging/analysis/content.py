@@ -43,9 +43,9 @@ def recoloured(a: np.ndarray, b: np.ndarray, box: Box, changed: np.ndarray) -> b
     order = np.lexsort((counts, pairs >> 16))
     pairs = pairs[order]
     last = np.flatnonzero(np.diff(pairs >> 16, append=-1) != 0)
-    target = dict(zip((pairs[last] >> 16).tolist(), (pairs[last] & 0xFFFF).tolist(), strict=True))
+    colours, targets = pairs[last] >> 16, pairs[last] & 0xFFFF  # colours ascending
     flags = changed.ravel()
-    went = np.array([target[k] for k in before[flags].tolist()], np.int64)
+    went = targets[np.searchsorted(colours, before[flags])]
     return bool((went == after[flags]).mean() >= RECOLOURED)
 
 
