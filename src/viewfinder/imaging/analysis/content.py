@@ -11,6 +11,7 @@ from viewfinder.imaging.analysis.model import Box, window
 EDGE_STRONG = 24.0  # luma gradient of an edge
 EDGE_FAINT = 6.0  # ... and of a faint one, which a recolour may leave of it
 RECOLOURED = 0.8  # share of changed pixels that must go where the rest of their colour went
+ONE_FILL = 0.8  # share of changed pixels going from one colour to one other: a fill recoloured
 
 
 def same_shapes(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
@@ -47,6 +48,17 @@ def recoloured(a: np.ndarray, b: np.ndarray, box: Box, changed: np.ndarray) -> b
     flags = changed.ravel()
     went = targets[np.searchsorted(colours, before[flags])]
     return bool((went == after[flags]).mean() >= RECOLOURED)
+
+
+def one_fill(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
+    """Most changed pixels (ONE_FILL of a sample) went from one colour to one other colour."""
+    x, y = box[:2]
+    ys, xs = np.nonzero(changed)
+    step = max(1, ys.size // 2048)
+    ys, xs = ys[::step] + y, xs[::step] + x
+    pairs = _keys(a[ys, xs]) << 16 | _keys(b[ys, xs])
+    _, counts = np.unique(pairs, return_counts=True)
+    return bool(counts.max() >= ONE_FILL * pairs.size)
 
 
 def _keys(pixels: np.ndarray) -> np.ndarray:

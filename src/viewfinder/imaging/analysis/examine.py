@@ -12,7 +12,13 @@ import numpy as np
 
 from viewfinder.imaging import _native
 from viewfinder.imaging.analysis.candidates import translations
-from viewfinder.imaging.analysis.content import image_lost, recoloured, same_shapes, vanished
+from viewfinder.imaging.analysis.content import (
+    image_lost,
+    one_fill,
+    recoloured,
+    same_shapes,
+    vanished,
+)
 from viewfinder.imaging.analysis.glyphs import GLYPH_SHIFT, glyphs_redrawn, straight_edge
 from viewfinder.imaging.analysis.model import Analysis, Box, Change, window
 from viewfinder.imaging.analysis.moves import (
@@ -109,6 +115,10 @@ def examine(
     if split and text and glyphs_redrawn(a, b, changed, box):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
+    if one_fill(a, b, changed, box) and same_shapes(a, b, box) and recoloured(a, b, box, changed):
+        # A fill that went from one colour to another, edges in place: nothing moved it (and
+        # looking for a move over a plain area costs as much as the rest of the comparison).
+        return [Change(x, y, w, h, "color", count)]
     if candidates is None:
         # Computed when first needed, and shared with the region's parts (their windows lie
         # within the region's).
