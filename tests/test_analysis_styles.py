@@ -199,3 +199,34 @@ def test_box_borders_drawn_a_fraction_of_a_pixel_off_are_no_tint() -> None:
     result = compare(png.encode(a), png.encode(b), ignore_noise=True)
     assert result.changed_pixels == pixelmatch(png.to_rgba(a), png.to_rgba(b))
     assert not result.changed
+
+
+def test_a_stroke_drawn_inside_a_small_glyph_is_a_change_not_noise() -> None:
+    # Light text on a dark page at scale 1, as Chromium drew it: an "o" became an "e" (its bar
+    # drawn across the middle, its right side opened). Seven pixels past the threshold, and
+    # nothing moved: no re-rasterisation turns a dark pixel inside a glyph light.
+    o = [
+        [17, 101, 138, 49, 17, 86, 144, 22, 22, 156],
+        [17, 151, 65, 17, 17, 22, 153, 60, 22, 156],
+        [32, 156, 40, 17, 17, 17, 139, 79, 22, 156],
+        [37, 156, 40, 17, 17, 17, 139, 75, 22, 156],
+        [20, 151, 62, 17, 17, 22, 153, 55, 22, 156],
+        [25, 106, 123, 22, 17, 89, 137, 17, 22, 156],
+        [51, 23, 109, 153, 148, 116, 35, 17, 22, 156],
+    ]
+    e = [
+        [17, 97, 130, 30, 35, 105, 148, 25, 22, 156],
+        [19, 148, 53, 17, 17, 22, 151, 59, 22, 156],
+        [35, 156, 156, 156, 156, 156, 156, 76, 22, 156],
+        [32, 156, 41, 17, 17, 17, 17, 17, 22, 156],
+        [17, 151, 67, 17, 17, 17, 42, 17, 22, 156],
+        [25, 99, 134, 38, 17, 72, 146, 23, 22, 156],
+        [51, 21, 99, 141, 156, 129, 57, 17, 22, 156],
+    ]
+    base = np.full((40, 100, 3), 17, np.uint8)
+    for x in range(5, 95, 10):  # a word of glyphs around it that stay as they were
+        base[15:22, x : x + 10] = np.array(o, np.uint8)[..., None]
+    candidate = base.copy()
+    candidate[15:22, 45:55] = np.array(e, np.uint8)[..., None]
+    result = compare(png.encode(base), png.encode(candidate), ignore_noise=True)
+    assert result.changed and not result.analysis.noise, result.analysis
