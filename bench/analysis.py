@@ -1,6 +1,8 @@
 """Change-analysis benchmark: how well the analysis tells noise from change, names kinds and
-finds move vectors on the labelled corpus of tests/analysis_corpus.py, what odiff and
-pixelmatch say about the same pairs, and what the analysis costs on 1280x800 pairs.
+finds move vectors on the labelled corpora of tests/analysis_corpus.py and
+tests/style_corpus.py (three page styles, scales 1 and 2, light and dark), what odiff and
+pixelmatch say about the same pairs, and what the analysis costs on 1280x800 pairs and on the
+style corpus's pairs.
 
 Run from the repository root with ``python -m bench.analysis`` (``make bench`` installs the
 peers first). Progress goes to stderr; the tables and the closing ``analysis:`` line go to
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.servers import Odiff, Pixelmatch
-from tests import analysis_corpus
+from tests import analysis_corpus, style_corpus
 from viewfinder.imaging import compare, png
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,6 +67,8 @@ def judge(pairs: list[dict[str, Any]], folder: Path, scratch: Path) -> list[Verd
             base, candidate = folder / pair["base"], folder / pair["candidate"]
             result = compare(base.read_bytes(), candidate.read_bytes(), ignore_noise=True)
             analysis = result.analysis
+            # A re-render that came out the same pixels is noise that needed no analysis.
+            same = analysis.kind == "identical"
             found = {(c.dx, c.dy) for c in analysis.changes if c.kind == "move"}
             expected = [tuple(m) for m in pair.get("moves", [])]
             out = scratch / f"{i}.png"
@@ -72,8 +76,8 @@ def judge(pairs: list[dict[str, Any]], folder: Path, scratch: Path) -> list[Verd
                 Verdict(
                     name=pair["name"],
                     label=pair["kind"],
-                    kind=analysis.kind,
-                    noise=analysis.noise,
+                    kind="noise" if same else analysis.kind,
+                    noise=analysis.noise or same,
                     regression_label=pair.get("verdict") == "likely_regression",
                     regression=analysis.verdict == "likely_regression",
                     moves_expected=len(expected),
@@ -164,6 +168,19 @@ def timed(pairs: list[tuple[str, bytes, bytes]], rounds: int) -> list[dict[str, 
         ENGINE.analyze = real_analyze
 
 
+def style_pairs(pairs: list[dict[str, Any]]) -> list[tuple[str, bytes, bytes]]:
+    """The style corpus's pairs at their own sizes (640x560 and 1280x1120)."""
+    folder = style_corpus.OUT
+    return [
+        (
+            pair["name"],
+            (folder / pair["base"]).read_bytes(),
+            (folder / pair["candidate"]).read_bytes(),
+        )
+        for pair in pairs
+    ]
+
+
 def cost_pairs() -> list[tuple[str, bytes, bytes]]:
     pairs = analysis_corpus.ensure(WIDE, viewport=(1280, 800))
     loaded = []
@@ -180,8 +197,13 @@ def cost_pairs() -> list[tuple[str, bytes, bytes]]:
 
 
 def cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    changed = [r for r in rows if not r["name"].split("/")[1].startswith("identical")]
-    identical = [r for r in rows if r not in changed]
+    # Pairs whose analysis ran (none runs on identical pixels).
+    changed = [
+        r
+        for r in rows
+        if not r["name"].split("/")[1].startswith("identical") and r["analysis_ms"] > 0
+    ]
+    identical = [r for r in rows if r["name"].split("/")[1].startswith("identical")]
     engine = sum(r["total_ms"] - r["analysis_ms"] for r in changed)
     added = sum(r["analysis_ms"] for r in changed)
     shares = [r["analysis_ms"] / (r["total_ms"] - r["analysis_ms"]) for r in changed]
@@ -198,9 +220,9 @@ def cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def report(q: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def report(q: dict[str, Any], rows: list[dict[str, Any]], title: str = "corpus") -> str:
     lines = [
-        f"corpus: {q['pairs']} labelled pairs ({q['noise_pairs']} noise, {q['real_pairs']} real "
+        f"{title}: {q['pairs']} labelled pairs ({q['noise_pairs']} noise, {q['real_pairs']} real "
         "changes), compared with ignore_noise on",
         "",
         f"noise   precision {_pct(q['noise_precision'])}  recall {_pct(q['noise_recall'])}",
@@ -221,10 +243,11 @@ def report(q: dict[str, Any], rows: list[dict[str, Any]]) -> str:
             real += f" ({p['not_comparable']} n/a)"
         mean = f"{100 * p['mean_noise_diff_ratio']:.2f}%"
         lines.append(f"{tool:<11} {flagged:<20} {real:<21} {mean}")
-    lines += ["", "cost at 1280x800 (median of rounds, ms):", f"{'pair':<28} engine  analysis"]
+    if rows:
+        lines += ["", "cost (median of rounds, ms):", f"{'pair':<35} engine  analysis"]
     for r in rows:
         lines.append(
-            f"{r['name']:<28} {r['total_ms'] - r['analysis_ms']:6.1f}  {r['analysis_ms']:8.1f}"
+            f"{r['name']:<35} {r['total_ms'] - r['analysis_ms']:6.1f}  {r['analysis_ms']:8.1f}"
         )
     return "\n".join(lines)
 
@@ -245,25 +268,50 @@ def final_line(q: dict[str, Any], c: dict[str, Any]) -> str:
     )
 
 
+def styles_line(q: dict[str, Any], c: dict[str, Any]) -> str:
+    return (
+        f"analysis (styles): noise precision {_pct(q['noise_precision'])} recall "
+        f"{_pct(q['noise_recall'])}, real changes called noise "
+        f"{len(q['real_changes_called_noise'])}, kinds {_pct(q['kind_accuracy'])}, move vectors "
+        f"{q['move_vectors_exact']}/{q['move_vectors']} exact; odiff flags "
+        f"{q['peers']['odiff']['noise_pairs_flagged']}/{q['noise_pairs']} noise pairs, "
+        f"pixelmatch {q['peers']['pixelmatch']['noise_pairs_flagged']}/{q['noise_pairs']}; "
+        f"adds {_pct(c['added'])} to the engine (median pair {_pct(c['median_added'])}, worst "
+        f"{_pct(c['worst_added'])} {c['worst_pair']})"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     pairs = analysis_corpus.ensure()
+    styles = style_corpus.ensure()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    print(f"judging {len(pairs)} pairs...", file=sys.stderr)
+    print(f"judging {len(pairs)} + {len(styles)} pairs...", file=sys.stderr)
     with tempfile.TemporaryDirectory(dir=RESULTS, prefix="analysis-") as tmp:
         verdicts = judge(pairs, analysis_corpus.OUT, Path(tmp))
-    q = quality(verdicts)
-    print("timing the 1280x800 pairs...", file=sys.stderr)
+        style_verdicts = judge(styles, style_corpus.OUT, Path(tmp))
+    q, qs = quality(verdicts), quality(style_verdicts)
+    print("timing the 1280x800 pairs and the style corpus...", file=sys.stderr)
     rows = timed(cost_pairs(), args.rounds)
-    c = cost(rows)
-    line = final_line(q, c)
-    record = {"quality": q, "cost": c, "timings": rows, "line": line}
+    style_rows = timed(style_pairs(styles), args.rounds)
+    c, cs = cost(rows), cost(style_rows)
+    line, second = final_line(q, c), styles_line(qs, cs)
+    record = {
+        "quality": q,
+        "cost": c,
+        "timings": rows,
+        "line": line,
+        "styles": {"quality": qs, "cost": cs, "timings": style_rows, "line": second},
+    }
     path = RESULTS / "analysis.json"
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(report(q, rows))
     print()
+    print(report(qs, [], "style corpus"))
+    print()
     print(f"all figures: {path.relative_to(REPO)}")
     print(line)
+    print(second)
     return 0
 
 

@@ -23,6 +23,7 @@ from bench.corpus import MANIFEST, Pair, ensure_corpus
 from bench.measure import Memory, Runner, Samples, probe_memory, time_rounds
 from bench.report import final_line, memory_table, summarise, summary, table
 from bench.servers import PEERS, Odiff, Pixelmatch, odiff_binary
+from tests import style_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / ".results"
@@ -34,6 +35,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds (default 7)")
     parser.add_argument("--quick", action="store_true", help="only the 1280x800 pairs")
     parser.add_argument("--seed", type=int, default=0, help="seed of the tool order shuffle")
+    parser.add_argument(
+        "--style-rounds",
+        type=int,
+        default=3,
+        help="timed rounds over the style corpus (default 3; 0 leaves it out)",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -54,7 +61,13 @@ def versions() -> dict[str, str]:
     return found
 
 
-def save(args: argparse.Namespace, samples: list[Samples], memory: list[Memory], line: str) -> Path:
+def save(
+    args: argparse.Namespace,
+    samples: list[Samples],
+    memory: list[Memory],
+    line: str,
+    styled: list[Samples],
+) -> Path:
     rows = summarise(samples)
     record: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -79,6 +92,13 @@ def save(args: argparse.Namespace, samples: list[Samples], memory: list[Memory],
         "summary": summary(rows),
         "memory": {"pair": MEMORY_PAIR, "tools": [asdict(m) for m in memory]},
         "line": line,
+        "styles": {
+            "rounds": args.style_rounds,
+            "pairs": [
+                {"name": s.pair.name, "seconds": s.seconds, "changed": s.changed} for s in styled
+            ],
+            "line": style_line(styled, args.style_rounds) if styled else None,
+        },
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "engine.json"
@@ -97,12 +117,17 @@ def main(argv: list[str] | None = None) -> int:
         with Odiff() as odiff, Pixelmatch() as pixelmatch:
             runner = Runner(odiff, pixelmatch, out_dir)
             samples = time_rounds(runner, selected, args.rounds, args.seed)
+            styled = (
+                time_rounds(runner, style_pairs(), args.style_rounds, args.seed)
+                if args.style_rounds
+                else []
+            )
         # After the timing servers are gone, so that nothing else holds memory or CPU.
         memory = probe_memory(memory_pair, out_dir)
     rows = summarise(samples)
     stats = summary(rows)
     line = final_line(stats, memory)
-    path = save(args, samples, memory, line)
+    path = save(args, samples, memory, line, styled)
     print(
         f"medians of {args.rounds} interleaved rounds after one warm-up round;"
         " ratio = viewfinder time / peer time, below 1 means Viewfinder is faster"
@@ -113,7 +138,33 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"raw timings: {path.relative_to(REPO)}")
     print(line)
+    if styled:
+        print(style_line(styled, args.style_rounds))
     return 0
+
+
+def style_pairs() -> list[Pair]:
+    """The style corpus's changed pairs (tests/style_corpus.py: three page styles at device
+    scales 1 and 2, light and dark), where the analysis has the most to explain."""
+    pairs = []
+    for p in style_corpus.ensure():
+        base, candidate = style_corpus.OUT / p["base"], style_corpus.OUT / p["candidate"]
+        if base.read_bytes() != candidate.read_bytes():
+            size = f"{640 * p['scale']}x{560 * p['scale']}"
+            # Absolute file names: Pair joins them to its corpus folder, which leaves them be.
+            pairs.append(Pair(p["name"], p["style"], size, p["variant"], str(base), str(candidate)))
+    return pairs
+
+
+def style_line(samples: list[Samples], rounds: int) -> str:
+    rows = summarise(samples)
+    stats = summary(rows)
+    worst = max(rows, key=lambda r: r.ratio["odiff"] or 0)
+    return (
+        f"engine (styles, {len(rows)} pairs, {rounds} rounds): median ratio vs odiff-server "
+        f"{stats['odiff_median']:.2f}, worst {stats['odiff_worst']:.2f} ({worst.name}), "
+        f"vs pixelmatch {stats['pixelmatch_median']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -71,9 +71,9 @@ COMMANDS = [
 _RENDER = """
 import contextlib, io, json, sys
 from typer.main import get_command
-from viewfinder.main import app
+from viewfinder.main import build_app
 
-command = get_command(app)
+command = get_command(build_app())
 texts = []
 for args in json.loads(sys.argv[1]):
     out = io.StringIO()

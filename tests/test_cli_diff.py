@@ -115,3 +115,64 @@ def test_broken_and_oversized_images_exit_two(
     result = run(images[0], bad)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+# Modules a comparison on this machine never uses: loading them made `viewfinder diff` 16 times
+# slower than odiff as a process. (pydantic is typer's, for checking option values: a plain
+# command line is parsed without it, see cli/quick.py.)
+NOT_FOR_A_DIFF = ("httpx", "rich", "pydantic", "sqlalchemy", "starlette", "fastapi", "playwright")
+
+
+def test_a_diff_loads_neither_the_http_client_nor_the_server(images: tuple[Path, Path]) -> None:
+    probe = (
+        "import atexit, sys; "
+        f"atexit.register(lambda: print([m for m in {NOT_FOR_A_DIFF!r} if m in sys.modules], "
+        "file=sys.stderr)); "
+        "from viewfinder.main import main; "
+        f"sys.argv = ['viewfinder', 'diff', {str(images[0])!r}, {str(images[1])!r}]; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_the_command_list_loads_no_http_client() -> None:
+    probe = (
+        "import atexit, sys; "
+        "atexit.register(lambda: print('httpx' in sys.modules, file=sys.stderr)); "
+        "from viewfinder.main import main; sys.argv = ['viewfinder', '--help']; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "diff " in done.stdout and "capture " in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--threshold=0.2", "--mask", "0,0,10,40", "--json"],
+        ["--json", "--max-diff-ratio", "0.5", "--include-aa"],
+        ["--ignore-noise", "--", "{b}", "{c}"],
+    ],
+)
+def test_plain_command_lines_give_what_typer_gives(
+    images: tuple[Path, Path], args: list[str]
+) -> None:
+    paths = {"b": images[0], "c": images[1]}
+    filled = [a.format(**paths) for a in args]
+    given = filled if "--" in filled else [*map(str, images), *filled]
+    quick = run(*given)
+    # The same command line through typer: the command run from Python, the quick path off.
+    probe = (
+        "import sys; from viewfinder import main; main.QUICK.clear(); "
+        f"sys.argv = ['viewfinder', 'diff', *{given!r}]; main.main()"
+    )
+    typed = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert (quick.returncode, quick.stdout, quick.stderr) == (
+        typed.returncode,
+        typed.stdout,
+        typed.stderr,
+    )

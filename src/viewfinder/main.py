@@ -1,81 +1,100 @@
 """The `viewfinder` command: every command of the CLI adapter (cli/), and the commands that
-start the server's processes (launch.py), in the order `viewfinder --help` lists them."""
+start the server's processes (launch.py), in the order `viewfinder --help` lists them.
+
+Each command's module is imported only when that command runs (or when the whole list is
+shown): `viewfinder diff` never loads the HTTP client, the server or the capture engine, and
+starts in a fraction of the time."""
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Iterable
+
 import typer
 
-from viewfinder import launch
-from viewfinder.cli import (
-    baselines,
-    builds,
-    capture,
-    checkups,
-    comments,
-    contexts,
-    deploy,
-    diff,
-    diffs,
-    github,
-    keys,
-    people,
-    push,
-    sessions,
-    testruns,
-    upload,
-)
 from viewfinder.cli.client import ClientError
 from viewfinder.cli.output import EXIT_ERROR
 
-app = typer.Typer(
-    name="viewfinder",
-    help="Viewfinder: compare screenshots with approved baselines and review the changes.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-app.command("diff")(diff.diff)
-app.command("serve")(launch.serve)
-app.command("worker")(launch.worker)
-app.command("mcp")(launch.mcp)
-app.add_typer(keys.app, name="keys")
-app.add_typer(people.users, name="users")
-app.add_typer(people.projects, name="projects")
-app.command("upload")(upload.upload)
-app.command("builds")(builds.builds)
-app.command("build")(builds.build)
-app.command("stories")(builds.stories)
-app.command("accept-build")(builds.accept_build)
-app.command("review")(diffs.review)
-app.command("approve")(diffs.approve)
-app.command("show-diff")(diffs.show_diff)
-app.add_typer(comments.app, name="comments")
-app.add_typer(baselines.app, name="baselines")
-app.command("push")(push.push)
-app.command("image")(push.image)
-app.command("close")(contexts.close)
-app.command("expire")(contexts.expire)
-app.command("pr-comment")(contexts.pr_comment)
-app.command("usage")(contexts.usage)
-app.command("capture")(capture.capture)
-app.add_typer(github.app, name="github")
-app.command("deploy")(deploy.deploy)
-app.command("sessions")(sessions.sessions)
-app.command("session")(sessions.session)
-app.add_typer(testruns.app, name="test-run")
-app.command("feedback")(testruns.feedback)
-app.add_typer(checkups.app, name="checkup")
+# name: "module:attribute", a command function or a typer.Typer group of commands.
+COMMANDS = {
+    "diff": "viewfinder.cli.diff:diff",
+    "serve": "viewfinder.launch:serve",
+    "worker": "viewfinder.launch:worker",
+    "mcp": "viewfinder.launch:mcp",
+    "keys": "viewfinder.cli.keys:app",
+    "users": "viewfinder.cli.people:users",
+    "projects": "viewfinder.cli.people:projects",
+    "upload": "viewfinder.cli.upload:upload",
+    "builds": "viewfinder.cli.builds:builds",
+    "build": "viewfinder.cli.builds:build",
+    "stories": "viewfinder.cli.builds:stories",
+    "accept-build": "viewfinder.cli.builds:accept_build",
+    "review": "viewfinder.cli.diffs:review",
+    "approve": "viewfinder.cli.diffs:approve",
+    "show-diff": "viewfinder.cli.diffs:show_diff",
+    "comments": "viewfinder.cli.comments:app",
+    "baselines": "viewfinder.cli.baselines:app",
+    "push": "viewfinder.cli.push:push",
+    "image": "viewfinder.cli.push:image",
+    "close": "viewfinder.cli.contexts:close",
+    "expire": "viewfinder.cli.contexts:expire",
+    "pr-comment": "viewfinder.cli.contexts:pr_comment",
+    "usage": "viewfinder.cli.contexts:usage",
+    "capture": "viewfinder.cli.capture:capture",
+    "github": "viewfinder.cli.github:app",
+    "deploy": "viewfinder.cli.deploy:deploy",
+    "sessions": "viewfinder.cli.sessions:sessions",
+    "session": "viewfinder.cli.sessions:session",
+    "test-run": "viewfinder.cli.testruns:app",
+    "feedback": "viewfinder.cli.testruns:feedback",
+    "checkup": "viewfinder.cli.checkups:app",
+}
+HELP = "Viewfinder: compare screenshots with approved baselines and review the changes."
 
 
-@app.callback()
 def _root() -> None:
     """Viewfinder: compare screenshots with approved baselines and review the changes."""
 
 
+def build_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
+    """The `viewfinder` command with the given commands (all of them by default)."""
+    app = typer.Typer(
+        name="viewfinder",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    # The callback keeps `viewfinder NAME` a group even when it holds a single command.
+    app.callback()(_root)
+    for name in names:
+        module, attribute = COMMANDS[name].split(":")
+        target = getattr(importlib.import_module(module), attribute)
+        if isinstance(target, typer.Typer):
+            app.add_typer(target, name=name)
+        else:
+            app.command(name)(target)
+    return app
+
+
+# Commands run without typer's parsing when their command line is plain (see cli/quick.py).
+QUICK = {"diff"}
+
+
 def main() -> None:
+    if sys.argv[1:2] and sys.argv[1] in QUICK:
+        from viewfinder.cli import quick
+
+        module, attribute = COMMANDS[sys.argv[1]].split(":")
+        code = quick.run(getattr(importlib.import_module(module), attribute), sys.argv[2:])
+        if code is not None:
+            raise SystemExit(code)
+    # `viewfinder NAME ...` needs only NAME; anything else (--help, a mistyped name) the list.
+    wanted = sys.argv[1:2] if sys.argv[1:2] and sys.argv[1] in COMMANDS else COMMANDS
     try:
-        app()
+        build_app(wanted)()
     except ClientError as exc:
         # Raised by the API commands, possibly from upload threads, and reported once here.
         typer.echo(f"error: {exc.message}", err=True)

@@ -4,13 +4,15 @@ bearer authentication, timeouts, and the one way failures reach the user."""
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote
 
-import httpx
 import typer
 
 from viewfinder import __version__
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 # Long enough for a push with --compare, which the server holds open for up to 30 s.
@@ -99,6 +101,8 @@ class Client:
                 "no API key: set VIEWFINDER_KEY or pass --key. `viewfinder serve` prints the "
                 "first keys when it starts for the first time; `viewfinder keys create` makes more."
             )
+        import httpx  # here: loading it costs every other command (diff, --help) ~100 ms
+
         self.url = url.rstrip("/")
         if not self.url.startswith(("http://", "https://")):
             raise ClientError(f"{url!r} is not an http:// or https:// address (VIEWFINDER_URL)")
@@ -163,6 +167,8 @@ class Client:
         data: dict[str, str] | None,
         extra: dict[str, str] | None,
     ) -> Any:
+        import httpx
+
         headers = {"Content-Type": "application/octet-stream"} if content is not None else {}
         headers |= extra or {}
         try:
@@ -203,6 +209,8 @@ class Client:
 
     def fetch(self, url: str) -> bytes:
         """The bytes behind a signed link (such links carry their own authorisation)."""
+        import httpx
+
         try:
             response = httpx.get(
                 url,

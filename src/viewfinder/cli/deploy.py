@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
-import httpx
 import typer
 
 from viewfinder.cli.client import (
@@ -58,6 +57,8 @@ def _put(client: Client, upload_url: str, data: bytes) -> None:
             headers={"Content-Type": "application/zip"},
         )
         return
+    import httpx  # only when uploading: listing commands never loads it
+
     try:
         answer = httpx.put(
             upload_url, content=data, timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT)

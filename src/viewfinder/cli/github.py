@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import httpx
 import typer
 
 from viewfinder.cli.client import DEFAULT_URL, Client, JsonOption, KeyOption, UrlOption, segment
 from viewfinder.cli.output import fail, print_json, repo_for_pr
+
+if TYPE_CHECKING:
+    import httpx
 
 app = typer.Typer(help="GitHub: commit statuses and the PR comment.", no_args_is_help=True)
 
@@ -52,6 +54,8 @@ def token(
 
 
 def _github(api: str, github_token: str) -> httpx.Client:
+    import httpx  # only the commands that talk to a server load the HTTP client
+
     return httpx.Client(
         base_url=api.rstrip("/"),
         headers={
@@ -122,6 +126,8 @@ def comment(
     with Client(url, key) as client:
         markdown = client.get(f"/prs/{segment(owner)}/{segment(name)}/{pr}/comment")["markdown"]
     api = os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+    import httpx
+
     try:
         with _github(api, github_token) as gh:
             done, link = upsert_comment(gh, repo, pr, f"{MARKER}\n{markdown}")

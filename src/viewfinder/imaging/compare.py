@@ -11,6 +11,7 @@ import numpy as np
 from viewfinder.errors import InvalidImage, InvalidInput
 from viewfinder.imaging import _native, diffimage, png
 from viewfinder.imaging.analysis import IDENTICAL, Analysis, analyze, subtle_only
+from viewfinder.imaging.analysis.tint import TINT_MIN_PIXELS, mark_tints
 from viewfinder.imaging.masks import Mask, MaskLike, parse_masks, union_area
 
 # Clusters: cells of 8 px, joined when at most 2 empty cells (16-23 px) apart.
@@ -141,7 +142,10 @@ def compare(
     """Compare two PNG screenshots.
 
     The canvas is the larger of the two sizes; pixels outside the smaller image count as changed.
-    Masked pixels leave both the changed count and the compared count. The result is "changed"
+    Masked pixels leave both the changed count and the compared count. Pixels are changed when
+    their colour delta exceeds the threshold, as pixelmatch counts them, and also when they
+    belong to an area tinted visibly from one colour to another (analysis.tint), however small
+    each delta. The result is "changed"
     when changed / compared exceeds ``max_diff_ratio``, unless ``ignore_noise`` is set and the
     analysis finds only rendering noise.
 
@@ -201,6 +205,10 @@ def compare(
         a, b, overlap_w, overlap_h, max_delta(options.threshold), options.include_aa, True, labels
     )
     identical = same_size and changed + darker + aa + subtle + masked_differing == 0
+    if subtle >= TINT_MIN_PIXELS:
+        # A visible tint over an area is a change however small each pixel's delta: its pixels
+        # count as changed here (imaging.pixelmatch keeps pixelmatch's count).
+        changed += mark_tints(a, b, labels)
     regions: tuple[Region, ...] = ()
     if changed + darker > 0 or not same_size:
         boxes = _native.regions(labels, _FLAGGED, REGION_CELL, REGION_GAP, MAX_REGIONS)

@@ -6,10 +6,14 @@ Each changed region is examined on its own, in this order:
   best explains the candidate (Lucas-Kanade over the region and 32 px around it); when what
   remains is small everywhere, the region is re-rasterisation noise (sub-pixel offsets, tiny
   rotations, smoothing). The surroundings pin the motion to zero when only the region changed,
-  so a real local change is never explained away as motion.
+  so a real local change is never explained away as motion. Text whose every few glyphs are
+  explained by a displacement of their own of at most 2 px is glyphs drawn again (a block a
+  fraction of a pixel off or rotated, letter-spacing drifting along a line): noise too.
 - move: a translation (dx, dy) under which the candidate equals the base exactly on the
   region's changed pixels, found from row and column signatures or phase correlation (moves
-  found in earlier regions first). Moved content landing on content that stayed: an overlap.
+  found in earlier regions first); a vector found nowhere else must show that the content left
+  where it came from, and text a pixel or two along is not a move. Moved content landing on
+  content that stayed: an overlap.
 - color: the shapes (edges) are where they were, only colours differ.
 - parts: a region that is none of these is split where unchanged rows or columns part it,
   and its parts examined the same way.
@@ -19,11 +23,14 @@ Each changed region is examined on its own, in this order:
 The whole pair then gets its kind, verdict and words: content inserted above what moved down
 pushed it; vanished pieces along one line are content cut off.
 
-The modules, in the order a region meets them: ``noise``; ``candidates`` (translations worth
-trying) and ``moves`` (the exact check, overlaps); ``content`` (colour only, vanished, image
-lost); ``examine`` (that order, region by region); ``verdict`` (the pair's kind and verdict);
-``wording`` (every text a reviewer reads). ``model`` holds the results and ``signals`` the
-names of the findings that decisions are taken on.
+Before any of this, while comparing, ``tint`` makes the pixels of an area tinted visibly from
+one colour to another changed pixels, however small each delta (a colour change).
+
+The modules, in the order a region meets them: ``noise`` and ``glyphs``; ``candidates``
+(translations worth trying) and ``moves`` (the exact check, overlaps); ``content`` (colour
+only, vanished, image lost); ``examine`` (that order, region by region); ``verdict`` (the
+pair's kind and verdict); ``wording`` (every text a reviewer reads). ``model`` holds the
+results and ``signals`` the names of the findings that decisions are taken on.
 """
 
 from viewfinder.imaging.analysis.examine import analyze

@@ -10,6 +10,8 @@ from viewfinder.imaging.analysis.model import Box, window
 
 EDGE_STRONG = 24.0  # luma gradient of an edge
 EDGE_FAINT = 6.0  # ... and of a faint one, which a recolour may leave of it
+RECOLOURED = 0.8  # share of changed pixels that must go where the rest of their colour went
+ONE_FILL = 0.8  # share of changed pixels going from one colour to one other: a fill recoloured
 
 
 def same_shapes(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
@@ -25,6 +27,44 @@ def same_shapes(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
     kept = (strong_b & (ga > EDGE_FAINT)).sum() / max(strong_b.sum(), 1)
     found = (strong_a & (gb > EDGE_FAINT)).sum() / max(strong_a.sum(), 1)
     return bool(kept >= 0.95 and found >= 0.95)
+
+
+def recoloured(a: np.ndarray, b: np.ndarray, box: Box, changed: np.ndarray) -> bool:
+    """Each colour of the base became one colour of the candidate: what a recolour does, to
+    every pixel of that colour alike. A changed glyph turns some pixels of the background to ink
+    and leaves the rest, and some of the ink to background and leaves the rest: most of its
+    changed pixels do not go where the rest of their colour went. Colours are compared in steps
+    of 8 levels, so that anti-aliasing drawn again over a new colour still counts as one."""
+    x, y, w, h = box
+    before = _keys(a[y : y + h, x : x + w]).ravel()
+    after = _keys(b[y : y + h, x : x + w]).ravel()
+    pairs, counts = np.unique(before << 16 | after, return_counts=True)
+    # The commonest candidate colour of each base colour (pairs sort by base colour first,
+    # so the last of each base colour's run after sorting by count is its commonest).
+    order = np.lexsort((counts, pairs >> 16))
+    pairs = pairs[order]
+    last = np.flatnonzero(np.diff(pairs >> 16, append=-1) != 0)
+    colours, targets = pairs[last] >> 16, pairs[last] & 0xFFFF  # colours ascending
+    flags = changed.ravel()
+    went = targets[np.searchsorted(colours, before[flags])]
+    return bool((went == after[flags]).mean() >= RECOLOURED)
+
+
+def one_fill(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
+    """Most changed pixels (ONE_FILL of a sample) went from one colour to one other colour."""
+    x, y = box[:2]
+    ys, xs = np.nonzero(changed)
+    step = max(1, ys.size // 2048)
+    ys, xs = ys[::step] + y, xs[::step] + x
+    pairs = _keys(a[ys, xs]) << 16 | _keys(b[ys, xs])
+    _, counts = np.unique(pairs, return_counts=True)
+    return bool(counts.max() >= ONE_FILL * pairs.size)
+
+
+def _keys(pixels: np.ndarray) -> np.ndarray:
+    q = pixels[..., :3].astype(np.int64) >> 3
+    keys: np.ndarray = (q[..., 0] << 10) | (q[..., 1] << 5) | q[..., 2]
+    return keys
 
 
 def vanished(a: np.ndarray, b: np.ndarray, box: Box) -> bool:

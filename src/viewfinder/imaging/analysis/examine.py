@@ -12,11 +12,19 @@ import numpy as np
 
 from viewfinder.imaging import _native
 from viewfinder.imaging.analysis.candidates import translations
-from viewfinder.imaging.analysis.content import image_lost, same_shapes, vanished
-from viewfinder.imaging.analysis.model import Analysis, Box, Change
+from viewfinder.imaging.analysis.content import (
+    image_lost,
+    one_fill,
+    recoloured,
+    same_shapes,
+    vanished,
+)
+from viewfinder.imaging.analysis.glyphs import GLYPH_SHIFT, glyphs_redrawn, straight_edge
+from viewfinder.imaging.analysis.model import Analysis, Box, Change, window
 from viewfinder.imaging.analysis.moves import (
     MOVE_EXPLAINED,
     MOVE_MIN_PIXELS,
+    Move,
     accepted,
     band,
     find_move,
@@ -26,7 +34,11 @@ from viewfinder.imaging.analysis.noise import is_noise
 from viewfinder.imaging.analysis.signals import Signal
 from viewfinder.imaging.analysis.verdict import conclude
 
+LEFT = (_native.LABEL_CHANGED, _native.LABEL_DARKER, _native.LABEL_MOVED)
+LEFT_SHARE = 0.3  # of a move's pixels: how much must have changed where they came from
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
+MAX_PARTS = 12  # parts of a region examined one by one
+EDGE_PAD = 32  # px around a region where a box's edge would show it is not bare text
 MAX_ANALYSED = 64  # regions examined in detail; the rest are summarised by size
 
 
@@ -59,20 +71,21 @@ def analyze(
         )
     # Each region's part inside both images; the rest is the size change.
     boxes = []
-    for x, y, w, h, count in sorted(regions, key=lambda r: -r[4]):
+    for index, (x, y, w, h, count) in sorted(enumerate(regions), key=lambda r: -r[1][4]):
         cw, ch = min(x + w, overlap_w) - x, min(y + h, overlap_h) - y
         if cw > 0 and ch > 0:
-            boxes.append((x, y, cw, ch, count))
+            boxes.append((x, y, cw, ch, count, index))
     examined, skipped = boxes[:MAX_ANALYSED], boxes[MAX_ANALYSED:]
     a, b = a[:overlap_h, :overlap_w], b[:overlap_h, :overlap_w]  # what both images show
     changes += [
-        Change(x, y, w, h, "content", n, signal=Signal.NOT_EXAMINED) for x, y, w, h, n in skipped
+        Change(x, y, w, h, "content", n, signal=Signal.NOT_EXAMINED, region=i)
+        for x, y, w, h, n, i in skipped
     ]
     known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
-    for x, y, w, h, count in examined:
+    for x, y, w, h, count, index in examined:
         found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
         known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
-        changes.extend(found)
+        changes.extend(replace(c, region=index) for c in found)
     if len(changes) == 1 and changes[0].kind == "noise":
         changes = _nudged(a, b, labels, changes[0])
     return conclude(changes, width, height, compared_pixels, changed_pixels)
@@ -93,15 +106,31 @@ def examine(
     changed = (view == _native.LABEL_CHANGED) | (view == _native.LABEL_DARKER)
     if not changed.any():
         return []
+    split = candidates is None
     if is_noise(a, b, changed, box):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
-    split = candidates is None
+    text = _text_like(labels, box)
+    # (The parts of a region are not tried as glyphs again: the region's glyphs were.)
+    if split and text and glyphs_redrawn(a, b, changed, box):
+        view[changed] = _native.LABEL_NOISE
+        return [Change(x, y, w, h, "noise", count)]
+    if one_fill(a, b, changed, box) and same_shapes(a, b, box) and recoloured(a, b, box, changed):
+        # A fill that went from one colour to another, edges in place: nothing moved it (and
+        # looking for a move over a plain area costs as much as the rest of the comparison).
+        return [Change(x, y, w, h, "color", count)]
     if candidates is None:
         # Computed when first needed, and shared with the region's parts (their windows lie
         # within the region's).
         candidates = functools.cache(lambda: translations(a, b, box))
     move = find_move(a, b, changed, box, known, candidates) if count >= MOVE_MIN_PIXELS else None
+    if move is not None and text and max(abs(move.dx), abs(move.dy)) <= GLYPH_SHIFT:
+        # Text a pixel or two along, beside ink no displacement explains: the rest of a line
+        # reflowed around a changed character. What the eye sees is the character.
+        move = None
+    if move is not None and (move.dx, move.dy) not in known and not _left(labels, box, move):
+        # A vector found nowhere else in the pair must show where the content came from.
+        move = None
     signal = Signal.OVERLAPS if overlapping(move) else None
     if move is not None and accepted(move, changed):
         dx, dy, explained = move.dx, move.dy, move.mask
@@ -131,15 +160,18 @@ def examine(
                 )
             )
         return found
-    if same_shapes(a, b, box):
+    if same_shapes(a, b, box) and recoloured(a, b, box, changed):
         return [Change(x, y, w, h, "color", count)]
-    if split:
+    pieces = _parts(changed) if split else []
+    if len(pieces) <= MAX_PARTS:
         # One region may hold unrelated changes close together (a button recoloured just above
         # text that moved): its parts, where unchanged rows or columns separate them, are
         # examined one by one, and kept apart when any of them is more than plain content.
+        # (Beyond MAX_PARTS they are the words or letters of one change: a paragraph rewritten,
+        # set in another weight.)
         parts = [
             found
-            for px, py, pw, ph in _parts(changed)
+            for px, py, pw, ph in pieces
             for found in examine(
                 a,
                 b,
@@ -157,6 +189,33 @@ def examine(
     elif image_lost(a, b, box):
         signal = Signal.IMAGE_LOST
     return [Change(x, y, w, h, "content", count, signal=signal)]
+
+
+def _text_like(labels: np.ndarray, box: Box) -> bool:
+    """No straight edge differs in or around the region, however faintly: glyphs, not a box
+    (whose pale background's edge may lie in its padding, outside what changed)."""
+    height, width = labels.shape
+    x0, y0, x1, y1 = window(box, EDGE_PAD, width, height)
+    around = labels[y0:y1, x0:x1]
+    differs = (around != _native.LABEL_SAME) & (around != _native.LABEL_MASKED)
+    return not straight_edge(differs & (around != _native.LABEL_SIZE))
+
+
+def _left(labels: np.ndarray, box: Box, move: Move) -> bool:
+    """Whether the moved content left where it was: the place it came from changed too. The
+    same glyph or icon drawn elsewhere, and still there, matches by chance."""
+    height, width = labels.shape
+    x, y, w, h = box
+    # The box drawn tight around what changed, moved back by a short move, cuts off the far
+    # side of where it came from: a few pixels more of it are looked at.
+    pad = min(max(abs(move.dx), abs(move.dy)), 4)
+    x0, y0 = max(x - move.dx - pad, 0), max(y - move.dy - pad, 0)
+    x1, y1 = min(x - move.dx + w + pad, width), min(y - move.dy + h + pad, height)
+    if x1 <= x0 or y1 <= y0:
+        return True  # it came from beyond the image's edge
+    source = labels[y0:y1, x0:x1]
+    gone = sum(int(np.count_nonzero(source == label)) for label in LEFT)
+    return bool(gone >= LEFT_SHARE * move.mask.sum())
 
 
 def _parts(changed: np.ndarray) -> list[tuple[int, int, int, int]]:
@@ -189,6 +248,8 @@ def _nudged(a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change) -> list
     box = (c.x, c.y, c.width, c.height)
     view = labels[c.y : c.y + c.height, c.x : c.x + c.width]
     changed = view == _native.LABEL_NOISE
+    if _text_like(labels, box):
+        return [c]  # a paragraph a pixel off is its glyphs redrawn (see glyphs)
     move = find_move(a, b, changed, box) if c.changed_pixels >= MOVE_MIN_PIXELS else None
     if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:
         return [c]

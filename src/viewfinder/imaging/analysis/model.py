@@ -36,6 +36,10 @@ class Change:
     dy: int | None = None
     signal: Signal | None = None
     sizes: tuple[int, int, int, int] | None = None
+    # Which of the comparison's regions it lies in (its index there): a region's parts are
+    # changes of their own, and counts of regions in the words must agree with the regions
+    # listed. None for the size change, which is no region.
+    region: int | None = None
 
     @property
     def note(self) -> str:

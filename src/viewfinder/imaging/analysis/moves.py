@@ -95,6 +95,9 @@ def find_move(
     best = next((d for d in known if score(d, coarse)[0] >= MOVE_EXPLAINED), None)
     if best is None:
         tried = candidates() if candidates else translations(a, b, box)
+        # Known moves stay in the running: beside the band of content that pushed it, a move
+        # explains only part of a region.
+        tried = tried | set(known)
         ranked = sorted(tried, key=lambda d: (abs(d[0]) + abs(d[1]), d))
         # Every candidate is scored on a sample of the changed pixels, the best few on more,
         # and only the winner on all of them; ties go to the shortest vector.

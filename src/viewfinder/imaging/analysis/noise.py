@@ -18,6 +18,10 @@ PAD = 32  # context around a region for the motion estimate
 NOISE_MOVING = 41.0  # largest residual of a region whose surroundings moved sub-pixel
 NOISE_STILL = 30.0  # ... and of a region whose surroundings did not move
 STILL = 0.03  # px of estimated motion below which a region is taken as not moving
+FLIP_STILL = 0.15  # px of motion below which no pixel can flip from dark to light
+FLIP = 0.8  # share of the neighbourhood's range a pixel changes by to have flipped
+FLIP_CONTRAST = 64.0  # luma range of a neighbourhood with a stroke in it
+FLIPS = 2  # flipped pixels that make a region content
 
 
 def noise_residual(a: np.ndarray, b: np.ndarray, box: Box) -> tuple[float, float]:
@@ -57,4 +61,30 @@ def is_noise(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> boo
     residual, motion = noise_residual(a, b, box)
     if residual > (NOISE_STILL if motion < STILL else NOISE_MOVING):
         return False
+    if motion < FLIP_STILL and flipped(a, b, changed, box):
+        return False
     return motion >= STILL or in_envelope(a, b, changed, box, skip_edges=False)
+
+
+def flipped(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
+    """Some changed pixels went from one end of their neighbourhood's range to the other (a
+    stroke drawn where there was none, inside a glyph): a content change. Re-rasterisation
+    a fraction of a pixel off changes a pixel by that fraction of the contrast around it; where
+    the motion is next to none, no pixel flips."""
+    height, width = a.shape[:2]
+    x, y = box[:2]
+    ys, xs = np.nonzero(changed)
+    ys, xs = ys + y, xs + x
+    weights = np.array([0.299, 0.587, 0.114], np.float32)
+    luma_a = a[ys, xs, :3].astype(np.float32) @ weights
+    luma_b = b[ys, xs, :3].astype(np.float32) @ weights
+    lo, hi = np.full(ys.size, np.inf, np.float32), np.full(ys.size, -np.inf, np.float32)
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            near = a[np.clip(ys + dy, 0, height - 1), np.clip(xs + dx, 0, width - 1), :3]
+            value = near.astype(np.float32) @ weights
+            np.minimum(lo, value, out=lo)
+            np.maximum(hi, value, out=hi)
+    span = hi - lo
+    flips = (np.abs(luma_b - luma_a) >= FLIP * span) & (span >= FLIP_CONTRAST)
+    return int(flips.sum()) >= FLIPS

@@ -41,7 +41,7 @@ def conclude(
     real = [c for c in changes if c.kind != "noise"]
     ordered = tuple(sorted(changes, key=lambda c: (c.y, c.x)))
     if not real:
-        summary, reasoning = wording.noise_only(len(changes))
+        summary, reasoning = wording.noise_only(wording.regions(changes))
         return Analysis("noise", True, "noise", 0.9, summary, reasoning, ordered)
     weight: dict[str, int] = {}
     for c in real:
@@ -51,7 +51,7 @@ def conclude(
     total = sum(weight.values())
     top = max(weight, key=lambda k: weight[k])
     kind: Kind = KIND_OF[top] if weight[top] >= 0.8 * total else "content"
-    reasoning = wording.reasoning(real, len(changes) - len(real), width, height)
+    reasoning = wording.reasoning(real, [c for c in changes if c.kind == "noise"], width, height)
     verdict: Verdict = "likely_intended"
     confidence = CONFIDENCE[kind]
     summary = wording.summary(kind, real, width, height)
@@ -75,11 +75,17 @@ def settle(changes: list[Change]) -> list[Change]:
         return changes
     top = min(c.y for c in moves)
     bottom = max(c.y + c.height for c in changes)
+
+    def slack(c: Change) -> int:
+        # At the top edge the band also holds the top of what it pushed down: what was drawn
+        # there before and has gone below (plain background arriving carries no move).
+        return max(4, dy // 2) if c.y == 0 else max(4, dy // 4)
+
     settled = []
     for c in changes:
         if c.kind != "content":
             settled.append(c)
-        elif c.y + c.height <= top + 2 and abs(c.height - dy) <= max(4, dy // 4):
+        elif c.y + c.height <= top + 2 and -max(4, dy // 4) <= c.height - dy <= slack(c):
             settled.append(replace(c, signal=Signal.INSERTED))
         elif c.y >= bottom - dy - 2:
             # Content at the bottom edge went below the fold, pushed by the move: not lost.
@@ -105,4 +111,4 @@ def _regression(real: list[Change], width: int, height: int) -> tuple[str, str] 
         line = max(set(lines), key=lines.count)
         if len(gone) >= 2 and lines.count(line) >= 0.6 * len(gone):
             return wording.cut_off(len(gone), line)
-    return wording.vanished(len(gone), gone[0], width, height)
+    return wording.vanished(wording.regions(gone), gone[0], width, height)

@@ -51,6 +51,12 @@ def count(n: int, thing: str) -> str:
     return f"one {thing}" if n == 1 else f"{n} {thing}s"
 
 
+def regions(changes: list[Change]) -> int:
+    """How many of the comparison's regions the changes lie in (the parts of one region are
+    one region to the reader, who sees the regions listed beside these words)."""
+    return len({c.region if c.region is not None else -1 - i for i, c in enumerate(changes)})
+
+
 def upper(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -64,9 +70,12 @@ def direction(dx: int, dy: int) -> str:
     return " and ".join(parts)
 
 
-def reasoning(real: list[Change], noise_count: int, width: int, height: int) -> str:
+def reasoning(real: list[Change], noise: list[Change], width: int, height: int) -> str:
     """At most six sentences about the real changes, then how many more there were."""
     said = sentences(real, width, height)
+    # Regions that hold noise and nothing real.
+    holding = {c.region for c in real}
+    noise_count = regions([c for c in noise if c.region is None or c.region not in holding])
     if noise_count:
         other = upper(count(noise_count, "other region"))
         verb = "differs" if noise_count == 1 else "differ"
@@ -135,7 +144,7 @@ def summary(kind: Kind, real: list[Change], width: int, height: int) -> str:
         moved = f"content moved {direction(main.dx or 0, main.dy or 0)}."
         return prefix + moved if prefix else upper(moved)
     if kind == "color":
-        colours = sum(c.kind == "color" for c in real)
+        colours = regions([c for c in real if c.kind == "color"])
         moves = [c for c in real if c.kind == "move"]
         also = ""
         if moves:
@@ -144,16 +153,16 @@ def summary(kind: Kind, real: list[Change], width: int, height: int) -> str:
         return f"Colours changed in {count(colours, 'region')}{also}."
     if kind == "size":
         return "The image size changed."
-    return f"Content changed in {count(len(real), 'region')}."
+    return f"Content changed in {count(regions(real), 'region')}."
 
 
 def noise_only(regions: int) -> tuple[str, str]:
     """(summary, reasoning) of a pair whose every changed region is rendering noise."""
     return (
         "Rendering noise only.",
-        f"All {count(regions, 'changed region')} are explained by sub-pixel movement or "
-        "re-rasterisation of the same content (anti-aliasing, smoothing); nothing a person "
-        "would see as a change.",
+        ("The one changed region is" if regions == 1 else f"All {regions} changed regions are")
+        + " explained by sub-pixel movement or re-rasterisation of the same content "
+        "(anti-aliasing, smoothing, glyphs drawn again); nothing a person would see as a change.",
     )
 
 

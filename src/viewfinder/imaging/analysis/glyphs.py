@@ -1,0 +1,190 @@
+"""Glyphs drawn again: text whose every glyph is re-rasterised slightly differently while
+nothing changes in what it says or where it sits (a hinting or text-rendering change, a block
+translated or rotated by a fraction of a pixel, letter-spacing off by hundredths of a pixel).
+
+Such a change displaces each glyph by at most a pixel or two, by different amounts along a line
+(letter-spacing drifts, a rotation tilts), so no single motion explains the region the way
+``noise`` asks. Instead the region is cut into tiles the size of a few glyphs, and each tile
+must be explained on its own by some displacement of at most GLYPH_SHIFT px: every changed
+pixel's colour lies within the 3x3 neighbourhood's range of the other image, displaced, in both
+directions (or nearly all of them, when what the displacement leaves is as small as the noise
+test allows of a region that did not move: an outline drawn differently, as light text on a
+dark page is). A changed character, a larger or bolder font or an added word leaves new ink no
+small displacement explains.
+
+Only text-like regions qualify: a region whose changed pixels run straight for EDGE_RUN px or
+more holds a box's edge or a rule, and a box moved by a pixel is a layout change a person sees
+(it breaks the alignment with its neighbours); a paragraph a pixel off is not."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewfinder.imaging import _analysis
+from viewfinder.imaging.analysis.model import Box
+from viewfinder.imaging.analysis.noise import NOISE_MOVING, NOISE_STILL, STILL
+
+GLYPH_SHIFT = 2  # device px a re-rasterised glyph may be drawn off (1 CSS px at scale 2)
+TILE = 32  # px: a few glyphs, which move together
+EDGE_RUN = 40  # px of changed pixels in one straight run: an edge, not glyphs
+TOLERANCE = 8  # levels outside the neighbourhood's range still taken as within it
+TILE_MISSES = 0.08  # share of a tile's changed pixels its displacement may leave unexplained
+NEAR_MISSES = 0.15  # ... when what it leaves is within the noise test's residual of a still region
+MIN_TILE = 4  # changed pixels below which a tile says nothing
+MIN_TILES = 3  # tiles with changes: one glyph changed is not every glyph drawn again
+MAX_PIXELS = 30_000  # larger regions are not re-rasterised text
+PAD = 8  # px of context around a tile for its motion estimate
+# Largest motion residual of a tile: twice the noise test's, as a tile has little context to
+# pin its motion down (small sans-serif text at scale 2 re-rasterised comes to about 80).
+TILE_RESIDUAL = 2 * NOISE_MOVING + 8
+_REACH = range(-GLYPH_SHIFT, GLYPH_SHIFT + 1)
+ORDER = sorted(((dx, dy) for dx in _REACH for dy in _REACH), key=lambda d: abs(d[0]) + abs(d[1]))
+
+
+def straight_edge(changed: np.ndarray) -> bool:
+    """Whether the changed pixels run straight along a row or a column for EDGE_RUN px."""
+    return _longest_run(changed) >= EDGE_RUN or _longest_run(changed.T) >= EDGE_RUN
+
+
+def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
+    """Whether a text-like region's changed pixels (no straight_edge) are its glyphs drawn
+    again, each tile of them displaced by at most GLYPH_SHIFT px (see the module's docstring)."""
+    count = int(changed.sum())
+    if count == 0 or count > MAX_PIXELS:
+        return False
+    ys, xs = np.nonzero(changed)
+    columns = changed.shape[1] // TILE + 1
+    tiles = (ys // TILE) * columns + xs // TILE
+    totals = np.bincount(tiles)
+    counted = np.flatnonzero(totals >= MIN_TILE)
+    if counted.size < MIN_TILES:
+        return False
+    x, y = box[:2]
+    # The busiest tiles first: a change of content fails there, and the rest need not be tried.
+    busiest = counted[np.argsort(-totals[counted])]
+    for group in (busiest[:3], busiest[3:]):
+        if group.size == 0:
+            continue
+        pick = np.flatnonzero(np.isin(tiles, group))
+        found = _search(a, b, ys[pick] + y, xs[pick] + x, tiles[pick], totals)
+        if found is None:
+            return False
+        # The displacement found, the sub-pixel rest must be smooth motion: the same residual
+        # test as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
+        # A tile the displacement explains only nearly must be explained closely by it.
+        for tile, (dx, dy, near) in found.items():
+            ty0, tx0 = y + (tile // columns) * TILE, x + (tile % columns) * TILE
+            tile_box = (tx0, ty0, min(TILE, x + box[2] - tx0), min(TILE, y + box[3] - ty0))
+            limit = NOISE_STILL if near else TILE_RESIDUAL
+            if _residual(a, b, tile_box, dx, dy) > limit:
+                return False
+    return True
+
+
+def _search(
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    tiles: np.ndarray,
+    totals: np.ndarray,
+) -> dict[int, tuple[int, int, bool]] | None:
+    """The displacement of at most GLYPH_SHIFT px that explains each tile of the changed
+    pixels at (ys, xs), and whether it does so only nearly; None when a tile has none. A pixel
+    is explained by (dx, dy) when the candidate's colour lies within the base's 3x3 range at
+    p - d, and the base's within the candidate's at p + d."""
+    height, width = a.shape[:2]
+    reach = GLYPH_SHIFT + 1
+    x0, y0 = max(int(xs.min()) - reach, 0), max(int(ys.min()) - reach, 0)
+    x1, y1 = min(int(xs.max()) + reach + 1, width), min(int(ys.max()) + reach + 1, height)
+    area_a = a[y0:y1, x0:x1, :3].astype(np.int16)
+    area_b = b[y0:y1, x0:x1, :3].astype(np.int16)
+    lo_a, hi_a = _envelope(area_a)
+    lo_b, hi_b = _envelope(area_b)
+    ys, xs = ys - y0, xs - x0
+    pa, pb = area_a[ys, xs], area_b[ys, xs]
+    last_y, last_x = y1 - y0 - 1, x1 - x0 - 1
+    found: dict[int, tuple[int, int, bool]] = {}
+    fewest = np.full(totals.size, np.inf)  # misses of each tile's best displacement so far
+    nearest = np.zeros((totals.size, 2), np.int64)  # ... and that displacement
+    open_tiles = np.zeros(totals.size, bool)
+    open_tiles[tiles] = True
+    # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
+    allowed = np.maximum(2.01, TILE_MISSES * totals)
+    pick = np.arange(ys.size)
+    for dx, dy in ORDER:  # shortest first: a tile takes the first that explains it
+        if pick.size == 0:
+            break
+        py, px, in_tile = ys[pick], xs[pick], tiles[pick]
+        sy, sx = np.clip(py - dy, 0, last_y), np.clip(px - dx, 0, last_x)
+        ty, tx = np.clip(py + dy, 0, last_y), np.clip(px + dx, 0, last_x)
+        ok = _within(pb[pick], lo_a[sy, sx], hi_a[sy, sx]) & _within(
+            pa[pick], lo_b[ty, tx], hi_b[ty, tx]
+        )
+        misses = np.bincount(in_tile[~ok], minlength=totals.size)
+        closer = open_tiles & (misses < fewest)
+        fewest[closer], nearest[closer] = misses[closer], (dx, dy)
+        done = open_tiles & (misses <= allowed)
+        if done.any():
+            for tile in np.flatnonzero(done).tolist():
+                found[tile] = (dx, dy, False)
+            open_tiles &= ~done
+            pick = pick[open_tiles[in_tile]]
+    # Tiles no displacement explains within TILE_MISSES, but one nearly does: re-rasterised
+    # with a different outline (hinting, light text on a dark page), for the residual to judge.
+    left = np.flatnonzero(open_tiles)
+    if (fewest[left] > NEAR_MISSES * totals[left]).any():
+        return None
+    for tile in left.tolist():
+        dx, dy = (int(v) for v in nearest[tile])
+        found[tile] = (dx, dy, True)
+    return found
+
+
+def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float:
+    """The noise test's motion residual of a tile, the base displaced by (dx, dy) first."""
+    height, width = a.shape[:2]
+    x, y, w, h = box
+    # A window around the tile that lies inside both images once displaced.
+    x0 = max(x - PAD, dx, 0)
+    y0 = max(y - PAD, dy, 0)
+    x1 = min(x + w + PAD, width + min(dx, 0), width)
+    y1 = min(y + h + PAD, height + min(dy, 0), height)
+    wb = np.ascontiguousarray(b[y0:y1, x0:x1])
+    wa = np.ascontiguousarray(a[y0 - dy : y1 - dy, x0 - dx : x1 - dx])
+    inside = (x - x0, y - y0, x - x0 + w, y - y0 + h)
+    residual, _ = _analysis.motion_residual(wa, wb, (0, 0, x1 - x0, y1 - y0), inside, inside, STILL)
+    return float(residual)
+
+
+def _within(p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per pixel, whether every channel of p lies in [lo - TOLERANCE, hi + TOLERANCE] (channel by
+    channel: a reduction over the last axis is slow)."""
+    inside = (p[:, 0] >= lo[:, 0] - TOLERANCE) & (p[:, 0] <= hi[:, 0] + TOLERANCE)
+    for ch in (1, 2):
+        inside &= (p[:, ch] >= lo[:, ch] - TOLERANCE) & (p[:, ch] <= hi[:, ch] + TOLERANCE)
+    return inside
+
+
+def _envelope(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pixel's 3x3 neighbourhood's lowest and highest value, channel by channel."""
+    h, w = area.shape[:2]
+    padded = np.pad(area, ((1, 1), (1, 1), (0, 0)), mode="edge")
+    lo, hi = area.copy(), area.copy()
+    for dy in range(3):
+        for dx in range(3):
+            near = padded[dy : dy + h, dx : dx + w]
+            np.minimum(lo, near, out=lo)
+            np.maximum(hi, near, out=hi)
+    return lo, hi
+
+
+def _longest_run(mask: np.ndarray) -> int:
+    """The longest run of True along any row (0 when no row holds EDGE_RUN True at all: only
+    whether a run reaches EDGE_RUN matters, and most rows are ruled out by their count)."""
+    rows = mask[mask.sum(axis=1) >= EDGE_RUN]
+    if rows.size == 0:
+        return 0
+    edges = np.diff(rows.astype(np.int8), axis=1, prepend=0, append=0)
+    starts, ends = np.nonzero(edges == 1)[1], np.nonzero(edges == -1)[1]
+    return int((ends - starts).max())
