@@ -16,7 +16,7 @@ import pytest
 
 from tests.server import Server, clean_environ, running_server
 from viewfinder.mcp.http import path_of
-from viewfinder.mcp.server import profiles
+from viewfinder.mcp.server import PROTECTED, profiles
 
 CLIENTS = Path(__file__).parent / ".npm"
 INSPECTOR = CLIENTS / "node_modules" / ".bin" / "inspector"
@@ -62,7 +62,10 @@ def test_the_inspector_finds_every_profile_portable_and_calls_tools_only_with_a_
 ) -> None:
     def listing(profile: str, era: str) -> tuple[int, dict[str, Any], str]:
         url = server.url + path_of(profile)
-        return inspector(tmp_path, url, "--method", "tools/list", "--strict", "--protocol-era", era)
+        # Protected profiles list their tools to a caller with credentials only.
+        key = server.keys["agent"] if profile in PROTECTED else None
+        arguments = ("--method", "tools/list", "--strict", "--protocol-era", era)
+        return inspector(tmp_path, url, *arguments, key=key)
 
     def call(era: str, key: str | None, *args: str) -> tuple[int, dict[str, Any], str]:
         url = server.url + path_of("default")
