@@ -5,18 +5,15 @@ it too), never left out."""
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
-import functools
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
 from viewfinder.cli.client import ClientError
+from viewfinder.replay.static import StaticServer
 
 # Storybook marks the preview's body when a story rendered (sb-show-main), threw
 # (sb-show-errordisplay, with the message in #error-message) or is missing (sb-show-nopreview).
@@ -99,26 +96,6 @@ def choose(stories: list[Story], pattern: str | None) -> list[Story]:
     return chosen
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *_: object) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def serving(directory: Path) -> Iterator[str]:
-    """The static build on a free port of 127.0.0.1, for as long as the captures take."""
-    handler = functools.partial(_Quiet, directory=str(directory))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-
-
 def capture(
     directory: Path, stories: list[Story], viewports: list[tuple[int, int]]
 ) -> Iterator[Captured]:
@@ -126,7 +103,8 @@ def capture(
     from viewfinder.capture import Policy, Viewport, capture_url
     from viewfinder.cli.local import settings_for
 
-    with serving(directory) as host:
+    with StaticServer(directory) as served:
+        host = served.url.removeprefix("http://")
         policy = Policy.from_settings(settings_for(None), allow=[host])
         shown = [Viewport(f"{w}x{h}", w, h) for w, h in viewports]
         for story in stories:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from viewfinder.fsutil import write_atomic
 from viewfinder.pytest_plugin.shots import Shot, take
 
 if TYPE_CHECKING:
@@ -33,14 +32,7 @@ def check_name(name: str) -> str:
 def _write(path: Path, data: bytes) -> None:
     """Whole or not at all: a baseline is never left half written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data)
 
 
 @dataclass(frozen=True)

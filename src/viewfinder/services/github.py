@@ -20,6 +20,7 @@ from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.jobs import registry
 from viewfinder.services import permissions, signing
 from viewfinder.services.builds.reading import build_record
+from viewfinder.services.builds.records import BuildRecord
 from viewfinder.services.commit_status import STATUS_JOB
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
@@ -82,9 +83,8 @@ def clear_github_token(env: Env, actor: Actor) -> GithubRecord:
 # ---- the status of a build ------------------------------------------------------------------
 
 
-def status_of(env: Env, s: Session, build: Build) -> tuple[str, str]:
-    """The status (pending, success or failure) and its one-line description."""
-    record = build_record(env, s, build)
+def status_of(record: BuildRecord) -> tuple[str, str]:
+    """The build's status (pending, success or failure) and its one-line description."""
     counts = record.counts
     if record.status in ("uploading", "comparing"):
         left = counts.pending
@@ -117,8 +117,9 @@ def post_status(env: Env, build_id: str, _job_id: int) -> bool:
         project = s.get(Project, build.project_id) if build is not None else None
         if build is None or project is None or not project.github_token or not build.repo:
             return False
-        state, description = status_of(env, s, build)
-        url = build_record(env, s, build).url
+        record = build_record(env, s, build)
+        state, description = status_of(record)
+        url = record.url
         sha, repo, sealed = build.commit_sha, build.repo, project.github_token
     token = signing.unseal(env.signer, SEAL, sealed)
     if token is None:
