@@ -142,18 +142,23 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def launch(
-    server: Server, root: Path, tag: str = "serve", settings: Mapping[str, str] | None = None
+    server: Server,
+    root: Path,
+    tag: str = "serve",
+    settings: Mapping[str, str] | None = None,
+    *,
+    workers: int = 1,
 ) -> subprocess.Popen[bytes]:
-    """Start `viewfinder serve --workers 1` for the server's address and data, with more
-    environment variables in ``settings``, and wait until it answers. On a first start its
-    keys are read into ``server.keys``."""
+    """Start `viewfinder serve --workers 1` (or ``workers``) for the server's address and data,
+    with more environment variables in ``settings``, and wait until it answers. On a first
+    start its keys are read into ``server.keys``."""
     out, err = root / f"{tag}.out", root / f"{tag}.err"
     port = server.url.rsplit(":", 1)[1]
     # Output goes to files: nobody drains a pipe while the tests run, and a full pipe would
     # block the server's access log.
     with out.open("wb") as stdout, err.open("wb") as stderr:
         proc = subprocess.Popen(
-            [VIEWFINDER, "serve", "--port", port, "--data-dir", server.data_dir, "--workers", "1"],
+            [VIEWFINDER, "serve", "--port", port, "--data-dir", server.data_dir, "--workers", str(workers)],
             stdout=stdout,
             stderr=stderr,
             stdin=subprocess.DEVNULL,
@@ -171,12 +176,14 @@ def launch(
 
 
 @contextlib.contextmanager
-def running_server(backend: str, root: Path, **settings: str) -> Iterator[Server]:
-    """Start `viewfinder serve --workers 1` (with more environment variables in
-    ``settings``) and yield it with its first-start keys."""
+def running_server(
+    backend: str, root: Path, *, workers: int = 1, **settings: str
+) -> Iterator[Server]:
+    """Start `viewfinder serve --workers 1` (or ``workers``; with more environment variables
+    in ``settings``) and yield it with its first-start keys."""
     with _database(backend) as database_url:
         server = Server(f"http://127.0.0.1:{free_port()}", root / "data", database_url)
-        proc = launch(server, root, settings=settings)
+        proc = launch(server, root, settings=settings, workers=workers)
         try:
             assert set(server.keys) == {"admin", "ci", "agent"}
             yield server

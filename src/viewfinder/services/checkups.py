@@ -10,7 +10,6 @@ in checkup_view.py, credits in credits.py and the webhook in webhooks.py.
 from __future__ import annotations
 
 import secrets
-import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -29,6 +28,7 @@ from viewfinder.services.checkup_records import FindingsResult, ReviewList, Revi
 from viewfinder.services.checkup_view import review_record, summary_record
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.text import check_text
+from viewfinder.services.waiting import Wait
 from viewfinder.store.models import Checkup, CheckupPin, utcnow
 
 SOURCES = ("images", "capture_url", "pdf", "html")
@@ -238,17 +238,18 @@ def get_review(env: Env, actor: Actor, review_id: str) -> ReviewRecord:
         return review_record(env, s, scoping.owned(s, Checkup, review_id, actor, "review"))
 
 
+def capture_waiting(
+    env: Env, actor: Actor, review_id: str, *, timeout: float
+) -> Wait[ReviewRecord]:
+    """A wait for the review's capture job to be over (see services.waiting)."""
+    return Wait(
+        lambda: get_review(env, actor, review_id), lambda r: r.capture.state != "queued", timeout
+    )
+
+
 def wait_for_capture(env: Env, actor: Actor, review_id: str, *, timeout: float) -> ReviewRecord:
-    """The review once its capture job is over, or as it stands after ``timeout`` seconds
-    (polling quickly at first, then every half second)."""
-    deadline = time.monotonic() + timeout
-    delay = 0.05
-    while True:
-        record = get_review(env, actor, review_id)
-        if record.capture.state != "queued" or time.monotonic() >= deadline:
-            return record
-        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
-        delay = min(delay * 1.5, 0.5)
+    """The review once its capture job is over, or as it stands after ``timeout`` seconds."""
+    return capture_waiting(env, actor, review_id, timeout=timeout).block()
 
 
 def list_reviews(env: Env, actor: Actor, *, limit: int = LIST_LIMIT) -> ReviewList:

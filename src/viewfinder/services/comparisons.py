@@ -9,11 +9,10 @@ which stores the result, marks its job done and settles the owner in one transac
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Literal, Protocol
 
 from pydantic import Field
 from sqlalchemy import select
@@ -36,6 +35,7 @@ from viewfinder.services.records import (
     Verdict,
 )
 from viewfinder.services.urls import file_url
+from viewfinder.services.waiting import Wait
 from viewfinder.store.models import Comparison, Image, Project, utcnow
 
 
@@ -111,8 +111,6 @@ class ComparisonRecord(ComparisonResult):
     outcome: Literal["changed", "unchanged", "failed", "registered"] | None
     urls: ComparisonUrls
 
-
-T = TypeVar("T")
 
 COMPARE_JOB = "compare"
 DIRECT = "images"  # the owner kind of a comparison asked for directly, which settles nothing
@@ -393,24 +391,21 @@ def get_comparison(env: Env, actor: Actor, comparison_id: str) -> ComparisonReco
         return comparison_record(env, s, get_row(s, actor, comparison_id))
 
 
-def wait_until_computed(fetch: Callable[[], T], state: Callable[[T], str], timeout: float) -> T:
-    """``fetch()`` once its comparison is no longer being computed, or as it stands after
-    ``timeout`` seconds (polling quickly at first, then every half second)."""
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        now = fetch()
-        if state(now) != "requested" or time.monotonic() >= deadline:
-            return now
-        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
-        delay = min(delay * 1.5, 0.5)
+class HasState(Protocol):
+    @property
+    def state(self) -> str: ...
 
 
-def wait_for(env: Env, actor: Actor, comparison_id: str, *, timeout: float) -> ComparisonRecord:
-    """The comparison once computed, or as it stands after ``timeout`` seconds."""
-    return wait_until_computed(
-        lambda: get_comparison(env, actor, comparison_id), lambda r: r.state, timeout
-    )
+def waiting(
+    env: Env, actor: Actor, comparison_id: str, *, timeout: float
+) -> Wait[ComparisonRecord]:
+    """A wait for the comparison to be computed (see services.waiting)."""
+    return Wait(lambda: get_comparison(env, actor, comparison_id), computed, timeout)
+
+
+def computed(record: HasState) -> bool:
+    """Whether a comparison's record is final (computed, or failed)."""
+    return record.state != "requested"
 
 
 def result_fields(row: Comparison) -> dict[str, object]:

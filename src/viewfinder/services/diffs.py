@@ -26,6 +26,7 @@ from viewfinder.services.records import (
     Urls,
 )
 from viewfinder.services.urls import file_url
+from viewfinder.services.waiting import Wait
 from viewfinder.store.models import Baseline, Comparison, Context, Image, Story, utcnow
 
 if TYPE_CHECKING:
@@ -477,8 +478,6 @@ def latest_for_image(env: Env, actor: Actor, image_id: str) -> DiffRecord | None
         return record(env, s, row, actor) if row is not None else None
 
 
-def wait_for(env: Env, actor: Actor, diff_id: str, *, timeout: float) -> DiffRecord:
-    """The diff once computed, or as it stands after ``timeout`` seconds."""
-    return comparisons.wait_until_computed(
-        lambda: get_diff(env, actor, diff_id), lambda r: r.state, timeout
-    )
+def waiting(env: Env, actor: Actor, diff_id: str, *, timeout: float) -> Wait[DiffRecord]:
+    """A wait for the diff to be computed (see services.waiting)."""
+    return Wait(lambda: get_diff(env, actor, diff_id), comparisons.computed, timeout)

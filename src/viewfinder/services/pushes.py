@@ -19,6 +19,7 @@ from viewfinder.services.diffs import DiffRecord
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
 from viewfinder.services.text import check_sha, check_text
+from viewfinder.services.waiting import Wait
 from viewfinder.store.models import Image
 
 
@@ -103,16 +104,26 @@ def push(
     except BaseException:
         storage.forget(env, claimed)
         raise
-    diff = (
-        diffs.wait_for(env, actor, stored.diff_id, timeout=wait_seconds) if stored.diff_id else None
-    )
-    return PushResult(
+    result = PushResult(
         image_id=stored.image_id,
         view_url=stored.view_url,
         markdown=stored.markdown,
         diff_requested=stored.diff_id is not None,
-        diff=diff,
+        diff=diffs.get_diff(env, actor, stored.diff_id) if stored.diff_id else None,
         replaced_image_id=stored.replaced,
+    )
+    return settling(env, actor, result, timeout=wait_seconds).block() if wait_seconds else result
+
+
+def settling(env: Env, actor: Actor, pushed: PushResult, *, timeout: float) -> Wait[PushResult]:
+    """A wait for the push's comparison to be computed (nothing to wait for without one)."""
+    diff = pushed.diff
+    if diff is None:
+        return Wait(lambda: pushed, lambda _: True, 0)
+    return Wait(
+        lambda: pushed.model_copy(update={"diff": diffs.get_diff(env, actor, diff.id)}),
+        lambda p: p.diff is None or comparisons.computed(p.diff),
+        timeout,
     )
 
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from viewfinder.api.deps import ActorDep, EnvDep, op
 from viewfinder.api.fields import line, text
 from viewfinder.plumbing.bodies import Body, JsonInt
-from viewfinder.plumbing.offloop import call
+from viewfinder.plumbing.offloop import call, wait_for
 from viewfinder.services import checkup_guests, checkup_marks, checkups, credits
 from viewfinder.services.checkup_records import (
     FindingsResult,
@@ -87,7 +87,7 @@ async def create_review(
     """Open a review from exactly one source; share its review_url with the person."""
     record = await call(checkups.create_review, env, actor, checkups.NewReview(**body.model_dump()))
     if wait and record.capture.state == "queued":
-        record = await call(checkups.wait_for_capture, env, actor, record.id, timeout=wait)
+        record = await wait_for(checkups.capture_waiting(env, actor, record.id, timeout=wait))
     return record
 
 
@@ -100,7 +100,7 @@ async def list_reviews(env: EnvDep, actor: ActorDep) -> ReviewList:
 @router.get("/reviews/{review_id}", **op("get_review"))
 async def get_review(review_id: str, env: EnvDep, actor: ActorDep, wait: Wait = 0) -> ReviewRecord:
     if wait:
-        return await call(checkups.wait_for_capture, env, actor, review_id, timeout=wait)
+        return await wait_for(checkups.capture_waiting(env, actor, review_id, timeout=wait))
     return await call(checkups.get_review, env, actor, review_id)
 
 

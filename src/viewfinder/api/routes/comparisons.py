@@ -10,7 +10,7 @@ from pydantic import Field
 from viewfinder.api.deps import ActorDep, EnvDep, op
 from viewfinder.imaging.masks import MAX_COORD, MAX_MASKS
 from viewfinder.plumbing.bodies import Body, JsonInt
-from viewfinder.plumbing.offloop import call
+from viewfinder.plumbing.offloop import call, wait_for
 from viewfinder.services import comparisons
 from viewfinder.services.comparisons import ComparisonRecord
 
@@ -54,7 +54,7 @@ async def compare_images(
         threshold=body.threshold,
     )
     if wait and record.state == "requested":
-        record = await call(comparisons.wait_for, env, actor, record.id, timeout=wait)
+        record = await wait_for(comparisons.waiting(env, actor, record.id, timeout=wait))
     return record
 
 

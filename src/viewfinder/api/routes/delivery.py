@@ -22,7 +22,7 @@ from viewfinder.api.fields import (
 )
 from viewfinder.imaging.masks import MAX_MASKS
 from viewfinder.plumbing.bodies import Body, JsonInt
-from viewfinder.plumbing.offloop import call
+from viewfinder.plumbing.offloop import call, wait_for
 from viewfinder.services import baselines, contexts, diffs, images, prs, pushes
 from viewfinder.services.baselines import BaselineRecord
 from viewfinder.services.contexts import CloseResult, ContextRecord
@@ -68,7 +68,7 @@ async def push(
 ) -> PushResult:
     """Push one screenshot (the request body: PNG, JPEG or WebP) into a context."""
     data = await read_body(request, env.settings.push_max_bytes)
-    return await call(
+    pushed = await call(
         pushes.push,
         env,
         actor,
@@ -85,8 +85,9 @@ async def push(
         compare=compare,
         max_diff_ratio=max_diff_ratio,
         masks=[_mask(m) for m in mask or []],
-        wait_seconds=wait,
+        wait_seconds=0,
     )
+    return await wait_for(pushes.settling(env, actor, pushed, timeout=wait))
 
 
 def _mask(text: str) -> list[int] | str:

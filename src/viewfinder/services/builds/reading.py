@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Executable, bindparam, func, select, tuple_
+from sqlalchemy import Executable, and_, bindparam, func, select, tuple_
 from sqlalchemy.orm import Session
 
 from viewfinder.errors import InvalidInput, NotFound
@@ -78,7 +78,9 @@ _BUILD_COLUMNS = (
 def _builds_query(
     branch: bool, pr: bool, status: bool, verdict: str | None, after: bool
 ) -> Executable:
-    """A page of builds, newest first, with the filters given (their values are parameters)."""
+    """A page of builds, newest first, with the filters given (their values are parameters),
+    each build on as many rows as it has (story state, decision) pairs with their count: the
+    page and its tallies in one statement."""
     query = select(*_BUILD_COLUMNS).where(Build.project_id == bindparam("project"))
     if branch:
         query = query.where(Build.branch == bindparam("branch"))
@@ -92,7 +94,32 @@ def _builds_query(
         query = query.where(Build.status == "done", Build.verdict == bindparam("verdict"))
     if after:
         query = query.where(Build.id < bindparam("after"))
-    return query.order_by(Build.id.desc()).limit(bindparam("size"))
+    page = query.order_by(Build.id.desc()).limit(bindparam("size")).subquery("page")
+    return (
+        select(page, Story.state, Comparison.decision, func.count(Story.id))
+        .select_from(page)
+        .outerjoin(Story, Story.build_id == page.c.id)
+        .outerjoin(Comparison, and_(Story.comparison_id == Comparison.id, Story.state == "changed"))
+        .group_by(*page.c, Story.state, Comparison.decision)
+        .order_by(page.c.id.desc())
+    )
+
+
+def _paged_tallies(rows: Sequence[Any]) -> tuple[list[Any], dict[str, tuple[Counts, str]]]:
+    """The builds of _builds_query's rows, in order, and each one's counts and review state."""
+    builds: dict[str, Any] = {}
+    states: dict[str, Counter[str]] = {}
+    decisions: dict[str, Counter[str]] = {}
+    for row in rows:
+        if row.id not in builds:
+            builds[row.id] = row
+            states[row.id], decisions[row.id] = Counter(), Counter()
+        *_, state, decision, n = row
+        if state is not None:
+            states[row.id][state] += int(n)
+        if decision is not None:
+            decisions[row.id][decision] += int(n)
+    return list(builds.values()), {b: _tally(states[b], decisions[b]) for b in builds}
 
 
 def _tallies(s: Session, build_ids: list[str]) -> dict[str, tuple[Counts, str]]:
@@ -104,13 +131,11 @@ def _tallies(s: Session, build_ids: list[str]) -> dict[str, tuple[Counts, str]]:
     decisions: dict[str, Counter[str]] = {b: Counter() for b in build_ids}
     for build_id, decision, n in connection.execute(_DECISIONS, {"ids": build_ids}):
         decisions[build_id][decision] = int(n)
-    return {
-        b: (
-            Counts(**{k: states[b].get(k, 0) for k in Counts.model_fields}),
-            _review_state(decisions[b]),
-        )
-        for b in build_ids
-    }
+    return {b: _tally(states[b], decisions[b]) for b in build_ids}
+
+
+def _tally(states: Counter[str], decisions: Counter[str]) -> tuple[Counts, str]:
+    return Counts(**{k: states.get(k, 0) for k in Counts.model_fields}), _review_state(decisions)
 
 
 def _review_state(decisions: Counter[str]) -> str:
@@ -144,12 +169,18 @@ def build_record(env: Env, s: Session, build: Build) -> BuildRecord:
     return build_records(env, s, [build])[0]
 
 
-def build_records(env: Env, s: Session, found: Sequence[Any]) -> list[BuildRecord]:
+def build_records(
+    env: Env,
+    s: Session,
+    found: Sequence[Any],
+    tallies: dict[str, tuple[Counts, str]] | None = None,
+) -> list[BuildRecord]:
     """Records of builds (ORM objects, or rows of _BUILD_COLUMNS), their counts and review
-    states read together."""
+    states read together (unless ``tallies`` has them already)."""
     if not found:
         return []
-    tallies = _tallies(s, [b.id for b in found])
+    if tallies is None:
+        tallies = _tallies(s, [b.id for b in found])
     records = []
     for build in found:
         tally, review = tallies[build.id]
@@ -451,11 +482,11 @@ def list_builds(
         after is not None,
     )
     with env.db.read() as s:
-        rows = list(s.connection().execute(query, params))
+        rows, tallies = _paged_tallies(list(s.connection().execute(query, params)))
         more = len(rows) > size
         rows = rows[:size]
         return Page[BuildRecord](
-            items=build_records(env, s, rows),
+            items=build_records(env, s, rows, tallies),
             next_cursor=Cursor.make(env, scope, [rows[-1].id]) if more else None,
         )
 
