@@ -158,7 +158,16 @@ def launch(
     # block the server's access log.
     with out.open("wb") as stdout, err.open("wb") as stderr:
         proc = subprocess.Popen(
-            [VIEWFINDER, "serve", "--port", port, "--data-dir", server.data_dir, "--workers", str(workers)],
+            [
+                VIEWFINDER,
+                "serve",
+                "--port",
+                port,
+                "--data-dir",
+                server.data_dir,
+                "--workers",
+                str(workers),
+            ],
             stdout=stdout,
             stderr=stderr,
             stdin=subprocess.DEVNULL,
