@@ -29,9 +29,17 @@ from viewfinder.services import (
 )
 from viewfinder.services import threads as thread_service
 from viewfinder.services.checkup_next import status_of
-from viewfinder.services.checkup_records import Pin, ResolveResult, ReviewRecord, Skipped, Updated
+from viewfinder.services.checkup_records import (
+    LiveState,
+    Pin,
+    ResolveResult,
+    ReviewRecord,
+    Skipped,
+    Updated,
+)
 from viewfinder.services.checkup_view import (
     lineage,
+    live_state,
     number_of,
     pin_record,
     review_record,
@@ -219,6 +227,16 @@ def view(env: Env, token: str) -> ReviewRecord:
         row = s.get(Checkup, checkup.id)
         assert row is not None
         return review_record(env, s, row)
+
+
+def live(env: Env, token: str) -> LiveState:
+    """What the person's open page polls to show the agent's work without a reload: a version
+    that changes with anything the page shows, and the next pass's link once it opened."""
+    checkup = find_by_token(env, token)
+    with env.db.read() as s:
+        row = s.get(Checkup, checkup.id)
+        assert row is not None
+        return live_state(env, s, row)
 
 
 def _pin_of(s: Session, checkup: Checkup, mark_id: str) -> tuple[CheckupPin, Thread]:

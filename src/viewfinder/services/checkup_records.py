@@ -203,6 +203,16 @@ class ReviewList(Record):
     reviews: list[ReviewSummary]
 
 
+class LiveState(Record):
+    """What an open review page polls: a version that changes whenever anything it shows does
+    (marks, their statuses, screenshots, the pass comparison, the decision, a next pass)."""
+
+    version: str
+    status: ReviewStatus
+    updated_at: datetime
+    next_pass_url: str | None = Field(description="The next pass's review link, once it opened.")
+
+
 class Updated(Record):
     id: str
     number: str

@@ -34,11 +34,13 @@ def _marks(review: ReviewRecord) -> list[Pin]:
 @page
 async def review_page(request: Request, token: str) -> Response:
     review = await call(checkup_marks.view, env_of(request), token)
+    live = await call(checkup_marks.live, env_of(request), token)
     marks = _marks(review)
     return render(
         "review.html",
         None,
         review=review,
+        live=live,
         marks=marks,
         on_shot={
             s.index: [

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, op
@@ -18,6 +18,7 @@ from viewfinder.plumbing.offloop import call
 from viewfinder.services import checkup_guests, checkup_marks, checkups, credits
 from viewfinder.services.checkup_records import (
     FindingsResult,
+    LiveState,
     Pin,
     ResolveResult,
     ReviewList,
@@ -194,6 +195,18 @@ LINK = "/api/v1/r/{token}"
 async def view(token: str, env: EnvDep) -> ReviewRecord:
     """The review as its person sees it (no key: the token is the sign-in)."""
     return await call(checkup_marks.view, env, token)
+
+
+@person.get(f"{LINK}/live", response_model=LiveState, responses={304: {}}, **op("review_link"))
+async def live(token: str, request: Request, env: EnvDep) -> Response:
+    """What an open review page polls: its version (also the ETag; send it back as
+    If-None-Match and an unchanged review answers 304 with no body)."""
+    state = await call(checkup_marks.live, env, token)
+    etag = f'"{state.version}"'
+    headers = {"ETag": etag, "Cache-Control": "no-cache"}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(state.model_dump_json(), media_type="application/json", headers=headers)
 
 
 class MarkBody(Body):
