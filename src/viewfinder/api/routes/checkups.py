@@ -312,6 +312,7 @@ class SuggestionBody(Body):
     screenshot_index: JsonInt = Field(json_schema_extra={"minimum": 0})
     body: str = Field(json_schema_extra=text(4000))
     area: AreaBody | None = None
+    point: PointBody | None = None
     name: str | None = Field(None, json_schema_extra=line(60))
 
 
@@ -325,5 +326,6 @@ async def suggest(token: str, body: SuggestionBody, env: EnvDep) -> checkup_gues
         screenshot_index=body.screenshot_index,
         body=body.body,
         area=body.area.model_dump() if body.area else None,
+        point=body.point.model_dump() if body.point else None,
         name=body.name,
     )

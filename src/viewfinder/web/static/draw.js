@@ -36,9 +36,9 @@ export function drawable(shot, onMark) {
     place(outline, { w: 0, h: 0, ...spot });
   };
   const chosen = (spot) => {
+    onMark(spot); // first: it may clear the drafts of other screenshots
     shot.dataset.pending = "1";
     show(spot.area ?? spot.point);
-    onMark(spot);
   };
   const at = (event) => {
     const r = shot.getBoundingClientRect();

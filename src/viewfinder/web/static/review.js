@@ -36,6 +36,7 @@ let draft = null; // {shot, area?, point?} of the mark being written
 
 function openForm(shot, spot) {
   const form = document.getElementById("mark-form");
+  clearDrafts();
   draft = { shot, ...spot };
   form.hidden = false;
   const where = spot?.area ? "an area of" : spot?.point ? "a point on" : "the whole of";

@@ -1,6 +1,7 @@
-"""The person's review page in Debian's Chromium against a real server: a click (or Enter on a
-focused screenshot) sets a point mark shown as a numbered pin, and the page shows the agent's
-work (a mark resolved, the next pass opened) without being reloaded."""
+"""The person's review page and the guest page in Debian's Chromium against a real server: a
+click (or Enter on a focused screenshot) sets a point mark shown as a numbered pin; the page
+shows the agent's work (a mark resolved, the next pass opened) without being reloaded; guests
+point at areas and spots with their suggestions, and their link never verifies or decides."""
 
 from __future__ import annotations
 
@@ -182,3 +183,90 @@ def test_the_live_route_answers_304_until_something_changes(server: Server) -> N
         assert changed.status_code == 200 and changed.headers["etag"] != etag
         gone = person.get(f"{server.url}/api/v1/r/not-a-real-token-at-all/live")
         assert gone.status_code == 404 and "no review at this link" in gone.text
+
+
+def test_a_guest_suggests_on_an_area_and_a_point_and_never_decides(
+    server: Server, browser: Browser
+) -> None:
+    review = open_review(server, "Landing")
+    guest_link = str(review["guest_share_url"])
+    guest_token = guest_link.rsplit("/g/", 1)[1]
+    context = browser.new_context(viewport=dashboard.DESKTOP)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.goto(guest_link)
+
+    drag(page, ".shot[data-shot='0'] img", (0.1, 0.2), (0.3, 0.4))
+    expect(page.locator("#suggest-where")).to_have_text("On an area of screenshot 1.")
+    page.get_by_label("Your suggestion").fill("A bigger button")
+    page.get_by_role("button", name="Send suggestion").click()
+    expect(page.locator(".pin-box:not(.point) .pin-label")).to_have_text("G1")
+
+    page.locator(".shot[data-shot='0']").focus()
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    expect(page.locator("#suggest-where")).to_have_text("On a point on screenshot 1.")
+    page.get_by_label("Your suggestion").fill("Odd dot here")
+    page.get_by_role("button", name="Send suggestion").click()
+    expect(page.locator(".pin-box.point .pin-label")).to_have_text("G2")
+
+    click_at(page, ".shot[data-shot='0'] img", (0.9, 0.9))
+    page.get_by_role("button", name="Whole screenshot").click()
+    expect(page.locator("#suggest-where")).to_have_text("On the whole screenshot chosen below.")
+    page.get_by_label("Your suggestion").fill("Warmer colours overall")
+    page.get_by_role("button", name="Send suggestion").click()
+    expect(page.locator(".pins")).to_contain_text("G3")
+    dashboard.settle(page)
+    assert dashboard.axe_violations(page) == []
+
+    # The guest link opens no review page, and the reviewer's routes refuse it, saying why.
+    page.goto(f"{server.url}/r/{guest_token}")
+    expect(page.get_by_text("this is a guest link, which leaves suggestions only")).to_be_visible()
+    context.close()
+    assert problems == []
+
+    with httpx.Client(base_url=f"{server.url}/api/v1", timeout=30) as guest:
+        seen = guest.get(f"/g/{guest_token}").json()
+        g1, g2, g3 = sorted(seen["suggestions"], key=lambda p: p["number"])
+        assert g1["area"]["w"] == pytest.approx(0.2, abs=0.02) and g1["point"] is None
+        assert g2["area"] is None and g2["point"]["y"] == pytest.approx(0.48)
+        assert g3["area"] is None and g3["point"] is None
+        assert {p["kind"] for p in seen["suggestions"]} == {"finding"}
+        for path, body in (
+            ("/decision", {"decision": "approved"}),
+            (f"/marks/{g1['id']}/verify", {}),
+            (f"/marks/{g1['id']}/reopen", {}),
+            (f"/hints/{g1['id']}/accept", {}),
+            ("/marks", {"screenshot_index": 0, "body": "x", "severity": "must-fix"}),
+            ("/guest-link", {}),
+        ):
+            refused = guest.post(f"/r/{guest_token}{path}", json=body)
+            assert refused.status_code == 403, (path, refused.text)
+            assert "guest link, which leaves suggestions only" in refused.json()["error"]["message"]
+        severe = guest.post(
+            f"/g/{guest_token}/suggestions",
+            json={"screenshot_index": 0, "body": "x", "severity": "must-fix"},
+        )
+        assert severe.status_code == 400 and "severity" in severe.text
+        both = guest.post(
+            f"/g/{guest_token}/suggestions",
+            json={
+                "screenshot_index": 0,
+                "body": "x",
+                "area": {"x": 0.1, "y": 0.1, "w": 0.2, "h": 0.2},
+                "point": {"x": 0.5, "y": 0.5},
+            },
+        )
+        assert both.status_code == 400 and "an area or a point, not both" in both.text
+
+    # The reviewer accepts the guest's point: it becomes a mark on the same spot.
+    person_link = str(review["review_url"]).rsplit("/r/", 1)[1]
+    with httpx.Client(base_url=f"{server.url}/api/v1", timeout=30) as person:
+        accepted = person.post(f"/r/{person_link}/hints/{g2['id']}/accept", json={})
+        assert accepted.status_code == 201, accepted.text
+        mark = accepted.json()
+        assert mark["source"] == "guest" and mark["number"] == "M1"
+        assert mark["point"] == g2["point"] and mark["area"] is None
+        review_now = person.get(f"/r/{person_link}").json()
+        assert review_now["status"] == "pending" and review_now["loop"]["outstanding"] == 1
