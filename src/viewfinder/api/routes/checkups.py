@@ -15,7 +15,7 @@ from viewfinder.api.deps import ActorDep, EnvDep, op
 from viewfinder.api.fields import line, text
 from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call
-from viewfinder.services import checkup_guests, checkup_marks, checkups, credits
+from viewfinder.services import checkup_guests, checkup_marks, checkups, credits, webhooks
 from viewfinder.services.checkup_records import (
     FindingsResult,
     LiveState,
@@ -166,6 +166,13 @@ async def second_opinion(
     review_id: str, body: SecondOpinionBody, env: EnvDep, actor: ActorDep
 ) -> ReviewRecord:
     return await call(checkups.request_second_opinion, env, actor, review_id, body.screenshot_index)
+
+
+@router.post("/reviews/{review_id}/webhook/resume", **op("resume_webhook"))
+async def resume_webhook(review_id: str, env: EnvDep, actor: ActorDep) -> ReviewRecord:
+    """Unpause a webhook paused after five failures in a row (and send its last failed
+    delivery again)."""
+    return await call(webhooks.resume, env, actor, review_id)
 
 
 @router.get("/billing", **op("get_billing"))
