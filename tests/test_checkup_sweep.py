@@ -6,6 +6,8 @@ checkup and the sweep takes its bytes, never those of a live checkup."""
 from __future__ import annotations
 
 import base64
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -137,3 +139,18 @@ def test_the_sweep_alone_never_takes_a_checkups_blobs(env: Env, keys: Keys) -> N
     assert kept["screenshots"] and kept["dom snapshots"]
     storage.sweep(env, grace=timedelta(0))
     assert all(env.blobs.exists(sha) for shas in kept.values() for sha in shas)
+
+
+def test_the_workers_run_the_purge() -> None:
+    # In a fresh interpreter: here the purge is imported already, so it is registered anyway.
+    program = (
+        "from viewfinder.jobs import registry\n"
+        "from viewfinder.services import background\n"
+        "background.register()\n"
+        "print(registry.PERIODIC['purge-checkups'].run.__qualname__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "purge_expired"

@@ -23,13 +23,7 @@ from viewfinder.capture import Finding
 from viewfinder.errors import CaptureFailed, Conflict, Forbidden, InvalidInput, NotFound
 from viewfinder.ids import new_id
 from viewfinder.jobs import queue
-from viewfinder.services import (
-    checkup_purge,  # noqa: F401 (registers the periodic purge)
-    checkup_shots,
-    credits,
-    permissions,
-    scoping,
-)
+from viewfinder.services import checkup_shots, credits, permissions, scoping
 from viewfinder.services.checkup_next import status_of
 from viewfinder.services.checkup_records import FindingsResult, ReviewList, ReviewRecord
 from viewfinder.services.checkup_view import review_record, summary_record
