@@ -117,6 +117,21 @@ def test_the_open_page_shows_the_agents_work_without_a_reload(
 ) -> None:
     review = open_review(server, "Checkout")
     link = f"{server.url}/api/v1/r/{str(review['review_url']).rsplit('/r/', 1)[1]}"
+    context = browser.new_context(viewport=dashboard.DESKTOP)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.goto(str(review["review_url"]))
+    expect(page.locator("#status")).to_have_text("pending")
+    page.evaluate("window.stillTheSamePage = true")
+
+    # The agent adds a screenshot while the person looks.
+    with agent(server) as api:
+        added = api.post(f"/reviews/{review['id']}/screenshots", json={"image": data_url(FIXED)})
+        assert added.status_code == 200, added.text
+    expect(page.locator("#shot-1")).to_contain_text("image-2", timeout=20_000)
+
+    # The person marks and asks for changes elsewhere (another tab, the review app).
     with httpx.Client(timeout=30) as person:
         mark = person.post(
             f"{link}/marks",
@@ -126,15 +141,9 @@ def test_the_open_page_shows_the_agents_work_without_a_reload(
         decided = person.post(f"{link}/decision", json={"decision": "changes_requested"})
         assert decided.status_code == 200, decided.text
     mark_id = mark.json()["id"]
-
-    context = browser.new_context(viewport=dashboard.DESKTOP)
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("pageerror", lambda exc: problems.append(str(exc)))
-    page.goto(str(review["review_url"]))
     item = page.locator(f"#pin-{mark_id}")
-    expect(item.locator(".badge.status-open")).to_have_text("open")
-    page.evaluate("window.stillTheSamePage = true")
+    expect(item.locator(".badge.status-open")).to_have_text("open", timeout=20_000)
+    expect(page.locator("#status")).to_have_text("changes requested")
 
     with agent(server) as api:
         resolved = api.post(
