@@ -233,6 +233,18 @@ def test_a_guest_suggests_on_an_area_and_a_point_and_never_decides(
     page.goto(f"{server.url}/r/{guest_token}")
     expect(page.get_by_text("this is a guest link, which leaves suggestions only")).to_be_visible()
     context.close()
+
+    # The reviewer sees where the guests pointed, beside their own marks, in light and dark.
+    for scheme in ("light", "dark"):
+        context = browser.new_context(viewport=dashboard.DESKTOP, color_scheme=scheme)
+        page = context.new_page()
+        page.goto(str(review["review_url"]))
+        expect(page.locator(".pin-box.hint:not(.point) .pin-label")).to_contain_text(["G1"])
+        expect(page.locator(".pin-box.hint.point .pin-label")).to_contain_text(["G2"])
+        assert "G3" not in page.locator(".shot").inner_text()  # a whole-screenshot suggestion
+        dashboard.settle(page)
+        assert dashboard.axe_violations(page) == [], scheme
+        context.close()
     assert problems == []
 
     with httpx.Client(base_url=f"{server.url}/api/v1", timeout=30) as guest:

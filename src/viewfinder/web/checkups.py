@@ -48,6 +48,14 @@ async def review_page(request: Request, token: str) -> Response:
             ]
             for s in review.screenshots
         },
+        hints_on_shot={
+            s.index: [
+                h
+                for h in review.work_packets.second_opinion
+                if h.screenshot_index == s.index and (h.area or h.point)
+            ]
+            for s in review.screenshots
+        },
         open_review=review.status in ("pending", "changes_requested"),
     )
 
