@@ -10,6 +10,7 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import select
 
 from tests.capture_site import WIDE_EMAIL
 from tests.conftest import Keys, drain, shot
@@ -291,6 +292,32 @@ def test_a_failed_capture_still_opens_the_review_with_a_placeholder(env: Env, ke
     assert {s.meta["origin"] for s in done.screenshots} == {"capture_failed"}
     added = checkups.add_screenshot(env, keys.agent, review.id, data_url(WHITE))
     assert added.screenshots[-1].meta["origin"] == "image"
+
+
+def test_a_capture_that_fails_gives_its_credits_back(env: Env, keys: Keys) -> None:
+    from viewfinder.store.models import Checkup, CreditSpend
+
+    env.settings = env.settings.model_copy(update={"capture_allow": "127.0.0.1:9"})
+    credits.set_allowance(env, keys.admin, 5)
+    down = NewReview(title="Down", capture_url=True, page_url="http://127.0.0.1:9/")
+    review = checkups.create_review(env, keys.agent, down)
+    assert review.credits == 5 and credits.get_billing(env, keys.agent).remaining == 0
+    with pytest.raises(InsufficientCredits):
+        checkups.create_review(env, keys.agent, down)
+    drain(env)
+    done = checkups.get_review(env, keys.agent, review.id)
+    assert done.capture.state == "failed" and done.credits == 0
+    assert {s.meta["origin"] for s in done.screenshots} == {"capture_failed"}
+    billing = credits.get_billing(env, keys.agent)
+    assert (billing.used, billing.remaining) == (0, 5)
+    with env.db.write() as s:
+        spends = sorted((c.source, c.credits) for c in s.scalars(select(CreditSpend)))
+        assert spends == [("capture", 5), ("refund", -5)]
+        row = s.get(Checkup, review.id)
+        assert row is not None and credits.refund(s, row) == 0  # never twice
+    # The credits given back pay for the next try.
+    again = checkups.create_review(env, keys.agent, down)
+    assert again.credits == 5 and credits.get_billing(env, keys.agent).remaining == 0
 
 
 def test_an_expired_link_expires_the_review_and_refuses_the_person(env: Env, keys: Keys) -> None:

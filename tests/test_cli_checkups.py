@@ -49,6 +49,8 @@ def test_the_checkup_loop_on_the_command_line(server: Server, tmp_path: Path) ->
     assert (
         pending.returncode == 2 and "only while the review is changes_requested" in pending.stderr
     )
+    no_hook = server.run("checkup", "resume-webhook", review["id"], key="agent")
+    assert no_hook.returncode == 2 and "has no webhook" in no_hook.stderr
 
     # The person marks and decides with their link alone.
     mark = httpx.post(

@@ -224,12 +224,16 @@ def every_tool_once(ids: dict[str, str]) -> list[Step]:
             "resolve_checkup_marks",
             lambda _: {"id": ids["checkup_id"], "marks": [{"id": ids["mark_id"]}]},
         ),
+        ("agent", "resume_checkup_webhook", lambda _: {"id": ids["paused_id"]}),
     ]
 
 
 def decided_checkup(env: Env, keys: Keys) -> dict[str, str]:
     """A checkup whose person marked it and asked for changes (through their link)."""
+    from sqlalchemy import update
+
     from viewfinder.services import checkup_marks, checkups
+    from viewfinder.store.models import Checkup, utcnow
 
     pushed = "data:image/png;base64," + base64.b64encode(shot((10, 120, 200))).decode()
     review = checkups.create_review(
@@ -238,7 +242,22 @@ def decided_checkup(env: Env, keys: Keys) -> dict[str, str]:
     token = review.review_url.rsplit("/r/", 1)[1]
     mark = checkup_marks.add_mark(env, token, screenshot_index=0, body="Too dark")
     checkup_marks.decide(env, token, "changes_requested")
-    return {"checkup_id": review.id, "mark_id": mark.id}
+    # A checkup whose webhook five failures in a row paused (no receiver is needed to resume).
+    hooked = checkups.create_review(
+        env, keys.agent, checkups.NewReview(title="Hooked", images=[pushed])
+    )
+    with env.db.write() as s:
+        s.execute(
+            update(Checkup)
+            .where(Checkup.id == hooked.id)
+            .values(
+                webhook_url="https://hooks.example/decided",
+                webhook_secret="0" * 64,
+                webhook_failures=5,
+                webhook_paused_at=utcnow(),
+            )
+        )
+    return {"checkup_id": review.id, "mark_id": mark.id, "paused_id": hooked.id}
 
 
 # Both eras and both databases, pairwise: every tool's service code runs on each database.

@@ -115,7 +115,7 @@ def test_a_person_marks_verifies_and_approves_through_the_link_alone(
     form.get_by_label("What is wrong").fill("The button is too dark")
     form.get_by_label("Suggested copy (optional)").fill("Buy now")
     form.get_by_role("button", name="Save mark").click()
-    expect(page.locator(".pin-box .pin-label")).to_have_text("M1")
+    expect(page.locator(".pin-box:not(.hint) .pin-label")).to_have_text("M1")
     expect(page.locator(".pins").first).to_contain_text("The button is too dark")
     expect(page.locator(".pins").first).to_contain_text("Use: “Buy now”")
 

@@ -1,7 +1,8 @@
 """review.decided deliveries against a real receiver on 127.0.0.1: signed with the review's
 secret, retried as jobs after 10 s, 60 s and 5 min, never following a redirect, refused when
-the address is no longer allowed at the attempt, https only unless the host is allowed, and
-paused after five failures in a row."""
+the address is no longer allowed at the attempt, https only unless the host is allowed,
+paused after five failures in a row, and resumed by the review's owner (service, REST and the
+default MCP profile), which sends the last failed decision again."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ import base64
 from collections.abc import Iterator
 from datetime import timedelta
 
+import anyio
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from tests.conftest import Keys, drain, shot
+from tests.mcp_clients import BASE, connect, serving, texts
 from tests.webhook_receiver import Receiver, receiving
-from viewfinder.errors import AddressRefused
+from viewfinder.app import create_app
+from viewfinder.errors import AddressRefused, Conflict, Forbidden, NotFound
 from viewfinder.services import checkup_marks, checkups, webhooks
 from viewfinder.services.checkup_records import ReviewRecord
 from viewfinder.services.env import Env
@@ -162,3 +167,78 @@ def test_five_failures_in_a_row_pause_the_webhook_and_later_passes_inherit_it(
     )
     assert [j for j in webhook_jobs(env) if j.state == "pending"] == []
     assert timedelta(0) < utcnow() - paused.last_delivery.created_at
+
+
+def pause(env: Env, keys: Keys, receiver: Receiver) -> ReviewRecord:
+    """A review whose webhook the fifth failure in a row paused (four came before it)."""
+    from viewfinder.store.models import Checkup
+
+    receiver.answers = [500]
+    review = open_review(env, keys, receiver)
+    with env.db.write() as s:
+        s.execute(update(Checkup).where(Checkup.id == review.id).values(webhook_failures=4))
+    checkup_marks.decide(env, token(review), "approved", "Ship it")
+    drain(env)
+    paused = checkups.get_review(env, keys.agent, review.id)
+    assert paused.webhook is not None and paused.webhook.state == "paused"
+    return paused
+
+
+def test_a_paused_webhook_resumes_and_sends_the_last_decision_again(
+    env: Env, keys: Keys, receiver: Receiver
+) -> None:
+    review = pause(env, keys, receiver)
+    assert [d.signed for d in receiver.deliveries] == [True]
+    resumed = webhooks.resume(env, keys.agent, review.id)
+    assert resumed.webhook is not None
+    assert (resumed.webhook.state, resumed.webhook.failures) == ("active", 0)
+    drain(env)
+    first, again = receiver.deliveries
+    assert again.signed and again.json()["review"]["decision_note"] == "Ship it"
+    assert again.headers["x-viewfinder-delivery"] == first.headers["x-viewfinder-delivery"]
+    state = checkups.get_review(env, keys.agent, review.id).webhook
+    assert state is not None and state.last_delivery is not None
+    assert (state.state, state.failures, state.last_delivery.state) == ("active", 0, "delivered")
+    with pytest.raises(Conflict, match="is not paused \\(0 failures in a row\\)"):
+        webhooks.resume(env, keys.agent, review.id)
+
+
+def test_resuming_is_refused_without_a_webhook_or_by_a_key_without_the_review_role(
+    env: Env, keys: Keys
+) -> None:
+    bare = checkups.create_review(env, keys.agent, checkups.NewReview(title="t", images=[PNG]))
+    with pytest.raises(Conflict, match="has no webhook"):
+        webhooks.resume(env, keys.agent, bare.id)
+    with pytest.raises(Forbidden, match="review"):
+        webhooks.resume(env, keys.ci, bare.id)
+    with pytest.raises(NotFound):
+        webhooks.resume(env, keys.agent, "rev_nothing")
+
+
+def test_the_owner_resumes_over_rest_and_over_the_default_mcp_profile(
+    env: Env, keys: Keys, receiver: Receiver
+) -> None:
+    review = pause(env, keys, receiver)
+    agent_key = keys.secrets["agent"]
+    with TestClient(create_app(env=env, workers=0)) as client:
+        path = f"/api/v1/reviews/{review.id}/webhook/resume"
+        refused = client.post(path, headers={"Authorization": f"Bearer {keys.secrets['ci']}"})
+        assert refused.status_code == 403, refused.text
+        answer = client.post(path, headers={"Authorization": f"Bearer {agent_key}"})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["webhook"]["state"] == "active"
+        again = client.post(path, headers={"Authorization": f"Bearer {agent_key}"})
+        assert again.status_code == 409 and "not paused" in again.json()["error"]["message"]
+    drain(env)
+    assert len(receiver.deliveries) == 2 and receiver.deliveries[1].signed
+
+    second = pause(env, keys, receiver)
+
+    async def resume_over_mcp() -> str:
+        async with serving(env) as app, connect(f"{BASE}/mcp", key=agent_key, app=app) as agent:
+            result = await agent.call_tool("resume_checkup_webhook", {"id": second.id})
+            assert not result.is_error, texts(result)
+            assert result.structured_content is not None
+            return str(result.structured_content["webhook"]["state"])
+
+    assert anyio.run(resume_over_mcp) == "active"

@@ -187,6 +187,22 @@ def resolve(
     typer.echo(f"next: {result['next_action']['action']}: {result['next_action']['summary']}")
 
 
+@app.command("resume-webhook")
+def resume_webhook(
+    review_id: Annotated[str, typer.Argument(metavar="REVIEW", help="The review id (rev_...).")],
+    url: UrlOption = DEFAULT_URL,
+    key: KeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Resume a webhook that five failures in a row paused, once its receiver works again."""
+    with Client(url, key) as client:
+        review = client.post(f"/reviews/{segment(review_id)}/webhook/resume")
+    if as_json:
+        print_json(review)
+    else:
+        typer.echo(f"webhook of {review['id']} resumed: {review['webhook']['url']}")
+
+
 @app.command("allowance")
 def allowance(
     credits: Annotated[str, typer.Argument(metavar="CREDITS", help="Credits a month, or none.")],

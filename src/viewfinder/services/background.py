@@ -9,6 +9,7 @@ def register() -> None:
     """Import every service that owns background work (each registers itself on import)."""
     from viewfinder.services import (  # noqa: F401
         builds,
+        checkup_purge,
         checkup_shots,
         comparisons,
         contexts,

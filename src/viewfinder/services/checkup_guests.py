@@ -18,7 +18,7 @@ from viewfinder.services import threads as thread_service
 from viewfinder.services.checkup_next import status_of
 from viewfinder.services.checkup_records import Pin, Screenshot
 from viewfinder.services.checkup_view import review_record
-from viewfinder.services.checkups import normalise_area
+from viewfinder.services.checkups import place
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
 from viewfinder.services.text import check_text
@@ -88,15 +88,19 @@ def suggest(
     screenshot_index: int,
     body: str,
     area: Any = None,
+    point: Any = None,
     name: str | None = None,
 ) -> GuestView:
-    """A guest's suggestion (G#) on a screenshot. Raises NotFound, InvalidInput, Conflict."""
+    """A guest's suggestion (G#) on a screenshot, on an area, a point or the whole of it. It
+    is a hint, as the reference has it ("suggestions rather than marks"): it never counts as
+    a mark, and only the reviewer accepts it, verifies or decides. Raises NotFound,
+    InvalidInput, Conflict."""
     row = _guest_row(env, token)
     if status_of(row) not in ("pending", "changes_requested"):
         raise Conflict(f"this review is {status_of(row)}: it takes no more suggestions")
     text = check_text("a suggestion", body, maximum=thread_service.BODY_MAX)
     who = check_text("name", name, maximum=NAME_MAX, multiline=False) if name else None
-    rect = normalise_area(area)
+    anchor = place(area, point)
     with env.db.write() as s:
         checkup = s.get(Checkup, row.id, with_for_update=True)
         assert checkup is not None
@@ -108,7 +112,7 @@ def suggest(
             _guest(checkup, who),
             thread_service.On("image", shots[screenshot_index].image_id),
             text,
-            anchor={"type": "rect", **rect} if rect else None,
+            anchor=anchor,
             kind="finding",
             severity="suggestion",
         )

@@ -29,14 +29,22 @@ from viewfinder.services import (
 )
 from viewfinder.services import threads as thread_service
 from viewfinder.services.checkup_next import status_of
-from viewfinder.services.checkup_records import Pin, ResolveResult, ReviewRecord, Skipped, Updated
+from viewfinder.services.checkup_records import (
+    LiveState,
+    Pin,
+    ResolveResult,
+    ReviewRecord,
+    Skipped,
+    Updated,
+)
 from viewfinder.services.checkup_view import (
     lineage,
+    live_state,
     number_of,
     pin_record,
     review_record,
 )
-from viewfinder.services.checkups import find_by_token, normalise_area
+from viewfinder.services.checkups import find_by_token, place
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.text import check_text
 from viewfinder.store.models import Checkup, CheckupPin, Thread, utcnow
@@ -221,6 +229,16 @@ def view(env: Env, token: str) -> ReviewRecord:
         return review_record(env, s, row)
 
 
+def live(env: Env, token: str) -> LiveState:
+    """What the person's open page polls to show the agent's work without a reload: a version
+    that changes with anything the page shows, and the next pass's link once it opened."""
+    checkup = find_by_token(env, token)
+    with env.db.read() as s:
+        row = s.get(Checkup, checkup.id)
+        assert row is not None
+        return live_state(env, s, row)
+
+
 def _pin_of(s: Session, checkup: Checkup, mark_id: str) -> tuple[CheckupPin, Thread]:
     found = _lineage_pins(s, checkup).get(mark_id)
     if found is None:
@@ -260,10 +278,7 @@ def add_mark(
         )
     if severity not in lifecycle.MARK_SEVERITIES:
         raise InvalidInput(f"a mark's severity is one of {', '.join(lifecycle.MARK_SEVERITIES)}")
-    rect = normalise_area(area)
-    anchor: dict[str, Any] | None = (
-        {"type": "rect", **rect} if rect else _point(point) if point is not None else None
-    )
+    anchor = place(area, point)
     copy = (
         check_text("suggested_copy", suggested_copy, maximum=NOTE_MAX) if suggested_copy else None
     )
@@ -301,12 +316,6 @@ def add_mark(
         )
         s.flush()
         return _pin_record(env, s, row, thread.id)
-
-
-def _point(point: Any) -> dict[str, Any]:
-    if not isinstance(point, dict) or set(point) != {"x", "y"}:
-        raise InvalidInput("a point is {x, y}: fractions 0-1 of the screenshot")
-    return {"type": "point", "x": point["x"], "y": point["y"]}
 
 
 def _move(env: Env, token: str, mark_id: str, status: str, what: str) -> Pin:
@@ -379,13 +388,18 @@ def accept_hint(env: Env, token: str, hint_id: str, severity: str = "nit") -> Pi
             raise Conflict(f"{number_of(pin)} was accepted already", mark_id=pin.accepted_as)
         anchor, index, body = thread.anchor, pin.screenshot_index, thread.body
         source = pin.source if pin.source in ("guest", "vision", "agent") else "checklist"
-    area = (
-        {k: anchor[k] for k in ("x", "y", "w", "h")}
-        if anchor and anchor.get("type") == "rect"
-        else None
-    )
+    kind = anchor.get("type") if anchor else None
+    area = {k: anchor[k] for k in ("x", "y", "w", "h")} if anchor and kind == "rect" else None
+    point = {k: anchor[k] for k in ("x", "y")} if anchor and kind == "point" else None
     mark = add_mark(
-        env, token, screenshot_index=index, body=body, severity=severity, area=area, source=source
+        env,
+        token,
+        screenshot_index=index,
+        body=body,
+        severity=severity,
+        area=area,
+        point=point,
+        source=source,
     )
     with env.db.write() as s:
         found = s.get(CheckupPin, hint_id, with_for_update=True)

@@ -140,7 +140,10 @@ class DeliveryRecord(Record):
 
 class WebhookRecord(Record):
     url: str
-    state: Literal["active", "paused"]
+    state: Literal["active", "paused"] = Field(
+        description="paused after five failed deliveries in a row; its owner resumes it "
+        "(resume_checkup_webhook, POST /api/v1/reviews/{id}/webhook/resume)."
+    )
     failures: int = Field(description="Failed deliveries in a row; five pause the webhook.")
     secret: str = Field(description="HMAC-SHA256 key of the X-Viewfinder-Signature header.")
     last_delivery: DeliveryRecord | None
@@ -201,6 +204,16 @@ class ReviewSummary(Record):
 
 class ReviewList(Record):
     reviews: list[ReviewSummary]
+
+
+class LiveState(Record):
+    """What an open review page polls: a version that changes whenever anything it shows does
+    (marks, their statuses, screenshots, the pass comparison, the decision, a next pass)."""
+
+    version: str
+    status: ReviewStatus
+    updated_at: datetime
+    next_pass_url: str | None = Field(description="The next pass's review link, once it opened.")
 
 
 class Updated(Record):

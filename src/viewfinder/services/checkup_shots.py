@@ -20,7 +20,7 @@ from viewfinder.capture.placeholder import placeholder
 from viewfinder.errors import InvalidInput, ViewfinderError
 from viewfinder.ids import new_id
 from viewfinder.jobs import registry
-from viewfinder.services import comparisons, images, storage, threads, vision
+from viewfinder.services import comparisons, credits, images, storage, threads, vision
 from viewfinder.services.env import Actor, Env
 from viewfinder.store.models import (
     Checkup,
@@ -360,6 +360,8 @@ def _finish_capture(env: Env, checkup_id: str, shots: Sequence[Shot]) -> None:
             return
         checkup.capture_state = "failed" if failed and len(failed) == len(shots) else "done"
         checkup.capture_reason = failed[0].reason if failed else None
+        if checkup.capture_state == "failed":
+            credits.refund(s, checkup)  # nothing came through: the review costs nothing
         checkup.capture_request = None
         checkup.updated_at = utcnow()
 

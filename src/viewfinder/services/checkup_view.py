@@ -4,11 +4,12 @@ work packets, loop counts, next action and guidance. One function builds it for 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from viewfinder.services.checkup_next import GUIDANCE, next_action, status_of
@@ -16,6 +17,7 @@ from viewfinder.services.checkup_records import (
     Area,
     CaptureRecord,
     DeliveryRecord,
+    LiveState,
     Loop,
     PassDiff,
     Pin,
@@ -459,3 +461,43 @@ def pin_record(env: Env, s: Session, checkup: Checkup, thread_id: str) -> Pin:
     """One mark or hint of this review or the passes before it, as readers see it."""
     reader = _Reader(env, s, checkup)
     return reader.pin(reader.pins[thread_id])
+
+
+def live_state(env: Env, s: Session, checkup: Checkup) -> LiveState:
+    """A few small queries rather than the whole review object: the page polls this, and the
+    object's signed image links change with time even when nothing else does."""
+    ids = [c.id for c in lineage(s, checkup)] + [checkup.id]
+    threads = s.execute(
+        select(func.count(Thread.id), func.max(Thread.updated_at))
+        .join(CheckupPin, CheckupPin.thread_id == Thread.id)
+        .where(CheckupPin.checkup_id.in_(ids))
+    ).one()
+    replies = s.scalar(
+        select(func.count(Thread.id))
+        .join(CheckupPin, CheckupPin.thread_id == Thread.parent_id)
+        .where(CheckupPin.checkup_id.in_(ids))
+    )
+    compared = s.scalars(
+        select(Comparison.state)
+        .join(CheckupShot, CheckupShot.comparison_id == Comparison.id)
+        .where(CheckupShot.checkup_id == checkup.id)
+        .order_by(CheckupShot.position)
+    ).all()
+    shots = s.scalar(select(func.count(CheckupShot.id)).where(CheckupShot.checkup_id == checkup.id))
+    child = next_pass(s, checkup.id)
+    status = status_of(checkup)
+    parts = [
+        checkup.updated_at.isoformat(),
+        status,
+        checkup.capture_state,
+        child.id if child else "",
+        str(shots),
+        ",".join(compared),
+        f"{threads[0]}:{threads[1].isoformat() if threads[1] else ''}:{replies}",
+    ]
+    return LiveState(
+        version=hashlib.sha256("|".join(parts).encode()).hexdigest()[:20],
+        status=status,  # type: ignore[arg-type]
+        updated_at=checkup.updated_at,
+        next_pass_url=review_url(env, child) if child else None,
+    )

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from viewfinder import capture
 from viewfinder.capture import Area as FindingArea
 from viewfinder.capture import Finding
-from viewfinder.errors import CaptureFailed, Conflict, InvalidInput, NotFound
+from viewfinder.errors import CaptureFailed, Conflict, Forbidden, InvalidInput, NotFound
 from viewfinder.ids import new_id
 from viewfinder.jobs import queue
 from viewfinder.services import checkup_shots, credits, permissions, scoping
@@ -347,6 +347,29 @@ def normalise_area(area: Any) -> dict[str, float] | None:
     return {"x": x, "y": y, "w": w, "h": h}
 
 
+def normalise_point(point: Any) -> dict[str, float]:
+    """A point {x, y} as fractions 0-1 of the screenshot. Raises InvalidInput."""
+    if not isinstance(point, dict) or set(point) != {"x", "y"}:
+        raise InvalidInput("a point is {x, y}: fractions 0-1 of the screenshot")
+    values = [point["x"], point["y"]]
+    numbers = all(not isinstance(v, bool) and isinstance(v, int | float) for v in values)
+    if not numbers or not all(0 <= v <= 1 for v in values):
+        raise InvalidInput("a point's x and y are numbers 0 to 1 (fractions of the screenshot)")
+    return {"x": float(values[0]), "y": float(values[1])}
+
+
+def place(area: Any, point: Any) -> dict[str, Any] | None:
+    """Where a mark or a suggestion sits, as its thread's anchor: a rectangle, a point, or
+    nothing (the whole screenshot; also an area too small to keep, as the reference drops
+    it). Raises InvalidInput, also for both at once."""
+    if area is not None and point is not None:
+        raise InvalidInput("give an area or a point, not both")
+    if point is not None:
+        return {"type": "point", **normalise_point(point)}
+    rect = normalise_area(area)
+    return {"type": "rect", **rect} if rect else None
+
+
 def add_findings(env: Env, actor: Actor, review_id: str, findings: list[Any]) -> FindingsResult:
     """An agent's hints beside the person's marks (suggestion, a11y, polish; up to 20 a
     call). They never change the review's status. Raises InvalidInput, Conflict."""
@@ -399,14 +422,20 @@ def request_second_opinion(
 
 
 def find_by_token(env: Env, token: str) -> Checkup:
-    """The review a person's link names. Raises NotFound for a link that names none."""
+    """The review a person's link names. Raises NotFound for a link that names none, and
+    Forbidden for a guest link: guests suggest, and only the reviewer marks, verifies,
+    reopens and decides."""
+    usable = isinstance(token, str) and 16 <= len(token) <= 64
     with env.db.read() as s:
-        row = (
-            s.scalar(select(Checkup).where(Checkup.token == token))
-            if (isinstance(token, str) and 16 <= len(token) <= 64)
-            else None
-        )
+        row = s.scalar(select(Checkup).where(Checkup.token == token)) if usable else None
         if row is None:
+            if usable and s.scalar(select(Checkup.id).where(Checkup.guest_token == token)):
+                raise Forbidden(
+                    "this is a guest link, which leaves suggestions only (POST "
+                    "/api/v1/g/{token}/suggestions, or the guest page /g/{token}): marking, "
+                    "verifying, reopening and deciding are the reviewer's, on their own "
+                    "review link"
+                )
             raise NotFound("no review at this link: ask the agent for the current review_url")
         s.expunge(row)
         return row

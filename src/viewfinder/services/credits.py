@@ -16,7 +16,7 @@ from viewfinder.errors import InsufficientCredits, InvalidInput, PaymentsDisable
 from viewfinder.services import permissions
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
-from viewfinder.store.models import CreditSpend, Project, utcnow
+from viewfinder.store.models import Checkup, CreditSpend, Project, utcnow
 
 Source = Literal["images", "pdf", "html", "capture"]
 # What one review costs by its source; the names are the ones agents see (capture_url).
@@ -85,6 +85,33 @@ def spend(s: Session, actor: Actor, checkup_id: str, source: str) -> int:
         )
     )
     return cost
+
+
+def refund(s: Session, checkup: Checkup) -> int:
+    """Give back a review's credits in the caller's transaction, when its capture produced no
+    screenshot at all (only placeholders, ``meta.origin: capture_failed``). Credits are still
+    charged when the review opens, so the allowance refuses at once and two reviews cannot
+    both take the last credits; the refund is a negative spend dated with the charge (the
+    same month's count goes down). A capture that kept some screenshots is charged in full.
+    Returns the credits given back (0 the second time)."""
+    if checkup.credits <= 0:
+        return 0
+    charged = s.scalar(
+        select(func.min(CreditSpend.spent_at)).where(
+            CreditSpend.checkup_id == checkup.id, CreditSpend.credits > 0
+        )
+    )
+    s.add(
+        CreditSpend(
+            project_id=checkup.project_id,
+            checkup_id=checkup.id,
+            source="refund",
+            credits=-checkup.credits,
+            spent_at=charged or utcnow(),
+        )
+    )
+    given, checkup.credits = checkup.credits, 0
+    return given
 
 
 def _billing(s: Session, project_id: str) -> BillingRecord:

@@ -105,6 +105,7 @@ OPERATIONS: dict[str, Needs] = {
     "add_findings": Needs("review", "add findings to design checkups"),
     "resolve_marks": Needs("review", "resolve the marks of design checkups"),
     "second_opinion": Needs("review", "run the second opinion of design checkups"),
+    "resume_webhook": Needs("review", "resume the paused webhook of design checkups"),
     # approving (people who own the baselines)
     "approve_diff": Needs("approve", "approve diffs (change baselines)"),
     "delete_baseline": Needs("approve", "delete baselines"),

@@ -12,15 +12,17 @@ import hmac
 import json
 import logging
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder.capture import fetch
-from viewfinder.errors import ViewfinderError
+from viewfinder.errors import Conflict, ViewfinderError
 from viewfinder.ids import new_id
 from viewfinder.jobs import queue, registry
-from viewfinder.services import checkup_shots
+from viewfinder.services import checkup_shots, permissions, scoping
 from viewfinder.services.checkup_records import ReviewRecord
-from viewfinder.services.env import Env
+from viewfinder.services.checkup_view import review_record
+from viewfinder.services.env import Actor, Env
 from viewfinder.store.models import Checkup, WebhookDelivery, utcnow
 
 log = logging.getLogger("viewfinder.webhooks")
@@ -149,6 +151,54 @@ def deliver(env: Env, delivery_id: str, job_id: int | None = None) -> bool:
         else:
             delivery.state = "failed"
     return False
+
+
+def resume(env: Env, actor: Actor, review_id: str) -> ReviewRecord:
+    """Unpause a review's webhook once its receiver works again: the count of failures in a
+    row starts at 0 on every pass that shares the webhook, and the review's last delivery, if
+    it failed, is sent again (with its retries). Raises NotFound, Conflict (no webhook, or
+    not paused)."""
+    permissions.require(actor, "resume_webhook")
+    with env.db.write() as s:
+        checkup = scoping.owned(s, Checkup, review_id, actor, "review", lock=True)
+        if not checkup.webhook_url or not checkup.webhook_secret:
+            raise Conflict(
+                f"review {review_id} has no webhook: give webhook_url when opening the next pass",
+                review_id=review_id,
+            )
+        if checkup.webhook_paused_at is None:
+            raise Conflict(
+                f"the webhook of review {review_id} is not paused ({checkup.webhook_failures} "
+                "failures in a row): it needs no resuming",
+                review_id=review_id,
+            )
+        sharing = s.scalars(
+            select(Checkup)
+            .where(
+                Checkup.root_id == checkup.root_id,
+                Checkup.webhook_secret == checkup.webhook_secret,
+            )
+            .with_for_update()
+        )
+        for row in sharing:
+            row.webhook_failures = 0
+            row.webhook_paused_at = None
+        last = s.scalar(
+            select(WebhookDelivery)
+            .where(WebhookDelivery.checkup_id == checkup.id)
+            .order_by(WebhookDelivery.id.desc())
+            .limit(1)
+            .with_for_update()
+        )
+        if last is not None and last.state == "failed":
+            last.state = "pending"
+            last.attempts = 0
+            s.flush()
+            queue.enqueue(s, JOB, last.id)
+        checkup.updated_at = utcnow()
+        s.flush()
+        log.info("webhook of review %s resumed", checkup.id)
+        return review_record(env, s, checkup)
 
 
 def _give_up(env: Env, delivery_id: str, reason: str) -> None:

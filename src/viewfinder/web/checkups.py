@@ -34,15 +34,25 @@ def _marks(review: ReviewRecord) -> list[Pin]:
 @page
 async def review_page(request: Request, token: str) -> Response:
     review = await call(checkup_marks.view, env_of(request), token)
+    live = await call(checkup_marks.live, env_of(request), token)
     marks = _marks(review)
     return render(
         "review.html",
         None,
         review=review,
+        live=live,
         marks=marks,
         on_shot={
             s.index: [
                 m for m in marks if m.review_id == review.id and m.screenshot_index == s.index
+            ]
+            for s in review.screenshots
+        },
+        hints_on_shot={
+            s.index: [
+                h
+                for h in review.work_packets.second_opinion
+                if h.screenshot_index == s.index and (h.area or h.point)
             ]
             for s in review.screenshots
         },

@@ -8,16 +8,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import Field
 
 from viewfinder.api.deps import ActorDep, EnvDep, op
 from viewfinder.api.fields import line, text
 from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call, wait_for
-from viewfinder.services import checkup_guests, checkup_marks, checkups, credits
+from viewfinder.services import checkup_guests, checkup_marks, checkups, credits, webhooks
 from viewfinder.services.checkup_records import (
     FindingsResult,
+    LiveState,
     Pin,
     ResolveResult,
     ReviewList,
@@ -167,6 +168,13 @@ async def second_opinion(
     return await call(checkups.request_second_opinion, env, actor, review_id, body.screenshot_index)
 
 
+@router.post("/reviews/{review_id}/webhook/resume", **op("resume_webhook"))
+async def resume_webhook(review_id: str, env: EnvDep, actor: ActorDep) -> ReviewRecord:
+    """Unpause a webhook paused after five failures in a row (and send its last failed
+    delivery again)."""
+    return await call(webhooks.resume, env, actor, review_id)
+
+
 @router.get("/billing", **op("get_billing"))
 async def get_billing(env: EnvDep, actor: ActorDep) -> BillingRecord:
     """Checkup credits: allowance, used, remaining, refill date and the burn table."""
@@ -194,6 +202,18 @@ LINK = "/api/v1/r/{token}"
 async def view(token: str, env: EnvDep) -> ReviewRecord:
     """The review as its person sees it (no key: the token is the sign-in)."""
     return await call(checkup_marks.view, env, token)
+
+
+@person.get(f"{LINK}/live", response_model=LiveState, responses={304: {}}, **op("review_link"))
+async def live(token: str, request: Request, env: EnvDep) -> Response:
+    """What an open review page polls: its version (also the ETag; send it back as
+    If-None-Match and an unchanged review answers 304 with no body)."""
+    state = await call(checkup_marks.live, env, token)
+    etag = f'"{state.version}"'
+    headers = {"ETag": etag, "Cache-Control": "no-cache"}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(state.model_dump_json(), media_type="application/json", headers=headers)
 
 
 class MarkBody(Body):
@@ -299,6 +319,7 @@ class SuggestionBody(Body):
     screenshot_index: JsonInt = Field(json_schema_extra={"minimum": 0})
     body: str = Field(json_schema_extra=text(4000))
     area: AreaBody | None = None
+    point: PointBody | None = None
     name: str | None = Field(None, json_schema_extra=line(60))
 
 
@@ -312,5 +333,6 @@ async def suggest(token: str, body: SuggestionBody, env: EnvDep) -> checkup_gues
         screenshot_index=body.screenshot_index,
         body=body.body,
         area=body.area.model_dump() if body.area else None,
+        point=body.point.model_dump() if body.point else None,
         name=body.name,
     )

@@ -1,11 +1,15 @@
-// The person's review page of a design checkup: draw a mark on a screenshot, verify or reopen
-// what the agent resolved, accept a hint, decide. Every action is a REST route of this very
-// link (/api/v1/r/{token}/...): the token in the address is the person's sign-in.
+// The person's review page of a design checkup: mark a screenshot (an area or a point), verify
+// or reopen what the agent resolved, accept a hint, decide. Every action is a REST route of this
+// very link (/api/v1/r/{token}/...): the token in the address is the person's sign-in. While the
+// tab is visible the page asks the link's small /live route whether anything changed (an ETag
+// answered 304 when not), and shows the agent's work without a reload.
 
 import { toast } from "./api.js";
+import { clearDrafts, drawable, placeAll } from "./draw.js";
 
 const token = location.pathname.split("/")[2];
 const base = `/api/v1/r/${token}`;
+const POLL_MS = 4000;
 
 async function post(path, body) {
   const response = await fetch(base + path, {
@@ -28,82 +32,72 @@ async function act(path, body, done) {
   }
 }
 
-// Pins are placed from their data (the page's policy allows no inline styles).
-for (const box of document.querySelectorAll(".pin-box")) {
-  const { x, y, w, h } = box.dataset;
-  box.style.left = `${x * 100}%`;
-  box.style.top = `${y * 100}%`;
-  box.style.width = `${w * 100}%`;
-  box.style.height = `${h * 100}%`;
-}
+let draft = null; // {shot, area?, point?} of the mark being written
 
-const form = document.getElementById("mark-form");
-let draft = null; // {shot, area} of the mark being written
-
-function openForm(shot, area) {
-  draft = { shot, area };
+function openForm(shot, spot) {
+  const form = document.getElementById("mark-form");
+  clearDrafts();
+  draft = { shot, ...spot };
   form.hidden = false;
-  const where = area ? "an area of" : "the whole of";
+  const where = spot?.area ? "an area of" : spot?.point ? "a point on" : "the whole of";
   document.getElementById("mark-where").textContent = `On ${where} screenshot ${shot + 1}.`;
   form.elements.body.focus();
 }
 
 function closeForm() {
+  const form = document.getElementById("mark-form");
   draft = null;
-  form.hidden = true;
-  form.reset();
-  for (const d of document.querySelectorAll(".draft")) d.hidden = true;
+  if (form) {
+    form.hidden = true;
+    form.reset();
+  }
+  clearDrafts();
 }
 
-for (const shot of document.querySelectorAll(".shot.drawable")) {
-  const outline = shot.querySelector(".draft");
-  let start = null;
-  const at = (event) => {
-    const r = shot.getBoundingClientRect();
-    return {
-      x: Math.min(Math.max((event.clientX - r.left) / r.width, 0), 1),
-      y: Math.min(Math.max((event.clientY - r.top) / r.height, 0), 1),
+// Zoom: fit the column, or show the pixels at 1x or 2x in a scrolling frame (scroll to pan).
+let factor = 0;
+function zoom(next) {
+  factor = next;
+  document.querySelector(".shots")?.classList.toggle("zoomed", factor > 0);
+  for (const img of document.querySelectorAll(".shot img")) {
+    img.style.width = factor > 0 ? `${img.naturalWidth * factor}px` : "";
+  }
+  for (const button of document.querySelectorAll("button[data-zoom]")) {
+    button.setAttribute("aria-pressed", String(Number(button.dataset.zoom) === factor));
+  }
+}
+
+// What the page's own elements need; run again after a live update replaced them.
+function wire() {
+  placeAll();
+  for (const shot of document.querySelectorAll(".shot.drawable")) {
+    drawable(shot, (spot) => openForm(Number(shot.dataset.shot), spot));
+  }
+  const form = document.getElementById("mark-form");
+  form?.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!draft) return;
+    const body = {
+      screenshot_index: draft.shot,
+      body: form.elements.body.value,
+      severity: form.elements.severity.value,
     };
-  };
-  const area = (a, b) => ({
-    x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), w: Math.abs(a.x - b.x), h: Math.abs(a.y - b.y),
+    if (draft.area) body.area = draft.area;
+    if (draft.point) body.point = draft.point;
+    if (form.elements.suggested_copy.value) body.suggested_copy = form.elements.suggested_copy.value;
+    act("/marks", body, "Mark saved");
   });
-  const show = (box) => {
-    outline.hidden = false;
-    outline.style.left = `${box.x * 100}%`;
-    outline.style.top = `${box.y * 100}%`;
-    outline.style.width = `${box.w * 100}%`;
-    outline.style.height = `${box.h * 100}%`;
-  };
-  shot.addEventListener("pointerdown", (event) => {
-    start = at(event);
-    shot.setPointerCapture(event.pointerId);
+  const decision = document.getElementById("decision");
+  decision?.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const choice = event.submitter?.value ?? "changes_requested";
+    const note = decision.elements.note.value || null;
+    act("/decision", { decision: choice, note }, choice === "approved" ? "Approved" : "Changes requested");
   });
-  shot.addEventListener("pointermove", (event) => {
-    if (start) show(area(start, at(event)));
-  });
-  shot.addEventListener("pointerup", (event) => {
-    if (!start) return;
-    const box = area(start, at(event));
-    start = null;
-    show(box);
-    const tiny = box.w < 0.01 || box.h < 0.01;
-    openForm(Number(shot.dataset.shot), tiny ? null : box);
-  });
+  for (const button of document.querySelectorAll("button[data-zoom]")) {
+    button.addEventListener("click", () => zoom(Number(button.dataset.zoom)));
+  }
 }
-
-form?.addEventListener("submit", (event) => {
-  event.preventDefault();
-  if (!draft) return;
-  const body = {
-    screenshot_index: draft.shot,
-    body: form.elements.body.value,
-    severity: form.elements.severity.value,
-  };
-  if (draft.area) body.area = draft.area;
-  if (form.elements.suggested_copy.value) body.suggested_copy = form.elements.suggested_copy.value;
-  act("/marks", body, "Mark saved");
-});
 
 document.addEventListener("click", (event) => {
   const button = event.target.closest("button[data-act]");
@@ -116,34 +110,72 @@ document.addEventListener("click", (event) => {
   else if (what === "accept") act(`/hints/${id}/accept`, { severity: "nit" }, "Accepted as a mark");
 });
 
-const decision = document.getElementById("decision");
-decision?.addEventListener("submit", (event) => {
-  event.preventDefault();
-  const choice = event.submitter?.value ?? "changes_requested";
-  const note = decision.elements.note.value || null;
-  act("/decision", { decision: choice, note }, choice === "approved" ? "Approved" : "Changes requested");
-});
-
-// Zoom: fit the column, or show the pixels at 1x or 2x in a scrolling frame (scroll to pan).
-function zoom(factor) {
-  const shots = document.querySelector(".shots");
-  shots.classList.toggle("zoomed", factor > 0);
-  for (const img of document.querySelectorAll(".shot img")) {
-    img.style.width = factor > 0 ? `${img.naturalWidth * factor}px` : "";
-  }
-  for (const button of document.querySelectorAll("button[data-zoom]")) {
-    button.setAttribute("aria-pressed", String(Number(button.dataset.zoom) === factor));
-  }
-}
-for (const button of document.querySelectorAll("button[data-zoom]")) {
-  button.addEventListener("click", () => zoom(Number(button.dataset.zoom)));
-}
-
 document.addEventListener("keydown", (event) => {
-  if (event.target.closest("input, textarea, select") || event.metaKey || event.ctrlKey) return;
+  if (event.target.closest("input, textarea, select, .shot") || event.metaKey || event.ctrlKey) return;
   if (event.key === "+") zoom(2);
   if (event.key === "-") zoom(0);
   if (event.key === "Escape") closeForm();
   const key = { a: "approved", c: "changes_requested" }[event.key];
+  const decision = document.getElementById("decision");
   if (key && decision) decision.querySelector(`button[value="${key}"]`).focus();
 });
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && event.target.closest(".shot")) closeForm();
+});
+
+// ---- live: the agent's work appears while the page is open ----------------------------------
+
+let version = `"${document.querySelector("[data-version]")?.dataset.version ?? ""}"`;
+let stale = false; // a newer version waits until the person is not in the middle of writing
+let timer = 0;
+
+function writing() {
+  const form = document.getElementById("mark-form");
+  const note = document.getElementById("decision")?.elements.note;
+  return Boolean((form && !form.hidden) || note?.value || document.activeElement?.closest("form"));
+}
+
+async function update() {
+  const response = await fetch(location.href, { cache: "no-store" });
+  if (!response.ok) return false;
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+  const main = fresh.getElementById("main");
+  if (!main) return false;
+  document.getElementById("main").replaceWith(document.adoptNode(main));
+  wire();
+  zoom(factor);
+  return true;
+}
+
+async function poll() {
+  clearTimeout(timer);
+  if (document.visibilityState !== "visible") return; // visibilitychange starts it again
+  try {
+    const response = await fetch(`${base}/live`, {
+      headers: { "If-None-Match": version },
+      cache: "no-store",
+    });
+    if (response.status === 200) {
+      const etag = response.headers.get("ETag");
+      if (etag && etag !== version) {
+        version = etag;
+        stale = true;
+      }
+    }
+    if (stale && !writing() && (await update())) {
+      stale = false;
+      toast("This review was updated");
+    }
+  } catch {
+    // offline for a moment: the next poll tries again
+  }
+  timer = setTimeout(poll, POLL_MS);
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible") poll();
+  else clearTimeout(timer);
+});
+
+wire();
+timer = setTimeout(poll, POLL_MS);
