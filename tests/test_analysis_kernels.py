@@ -128,3 +128,34 @@ def test_new_ink_is_outside_the_envelope_and_a_one_level_change_inside() -> None
     level = a.copy()
     level[4:7, 4:7] = 127
     assert _analysis.envelope(a, level, mask, 0, 0, False) is True
+
+
+def reference_run(mask: np.ndarray) -> int:
+    """The longest run of True along any row or column."""
+    best = 0
+    for lines in (mask, mask.T):
+        for line in lines:
+            run = 0
+            for on in line:
+                run = run + 1 if on else 0
+                best = max(best, run)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_straight_run_finds_the_longest_row_or_column_run(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    mask = rng.random((37, 53)) < 0.8
+    for view in (mask, mask.T, mask[::2, 1::3], np.asfortranarray(mask), mask.view(np.uint8)):
+        longest = reference_run(view)
+        assert _analysis.straight_run(view, longest) is True
+        assert _analysis.straight_run(view, longest + 1) is False
+
+
+def test_straight_run_sees_a_column_and_refuses_other_shapes() -> None:
+    mask = np.zeros((50, 50), bool)
+    mask[5:45, 7] = True  # 40 down one column, 1 along any row
+    assert _analysis.straight_run(mask, 40) is True
+    assert _analysis.straight_run(mask, 41) is False
+    with pytest.raises(ValueError, match="2-D"):
+        _analysis.straight_run(np.zeros((4, 4, 3), bool), 2)

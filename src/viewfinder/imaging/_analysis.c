@@ -4,11 +4,12 @@
  * blur() smooths an area of an image, motion_residual() estimates the sub-pixel motion of a
  * window of two blurred images (one Lucas-Kanade step) and measures what the motion leaves
  * unexplained inside a box, envelope() checks that changed pixels stay within their
- * neighbours' range of colours, signatures() hashes the rows or columns of an area so that
+ * neighbours' range of colours, straight_run() finds a box's edge among changed pixels,
+ * signatures() hashes the rows or columns of an area so that
  * moved lines can be found by their hash, matches() checks a translation pixel by pixel. All
  * release the GIL. This file holds the module, its method table and the image check; the
- * methods are in _analysis_motion.c (blur, motion_residual), _analysis_envelope.c and
- * _analysis_moves.c (signatures, matches).
+ * methods are in _analysis_motion.c (blur, motion_residual), _analysis_envelope.c,
+ * _analysis_edges.c (straight_run) and _analysis_moves.c (signatures, matches).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -29,6 +30,7 @@ static PyMethodDef methods[] = {
     {"envelope", vfa_envelope, METH_VARARGS, vfa_envelope_doc},
     {"signatures", vfa_signatures, METH_VARARGS, vfa_signatures_doc},
     {"matches", vfa_matches, METH_VARARGS, vfa_matches_doc},
+    {"straight_run", vfa_straight_run, METH_VARARGS, vfa_straight_run_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,6 +28,7 @@ from viewfinder.imaging.analysis.moves import (
     accepted,
     band,
     find_move,
+    known_move,
     overlapping,
 )
 from viewfinder.imaging.analysis.noise import is_noise
@@ -111,8 +112,15 @@ def examine(
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
     text = _text_like(labels, box)
-    # (The parts of a region are not tried as glyphs again: the region's glyphs were.)
-    if split and text and glyphs_redrawn(a, b, changed, box):
+    # (The parts of a region are not tried as glyphs again: the region's glyphs were. Nor is
+    # text that a move found elsewhere carried further than a glyph is ever redrawn: the block
+    # that pushed its neighbours pushed this one too, and that is cheap to see.)
+    if (
+        split
+        and text
+        and known_move(a, b, changed, box, known, beyond=GLYPH_SHIFT) is None
+        and glyphs_redrawn(a, b, changed, box)
+    ):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
     if one_fill(a, b, changed, box) and same_shapes(a, b, box) and recoloured(a, b, box, changed):

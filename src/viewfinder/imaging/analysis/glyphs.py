@@ -43,7 +43,7 @@ ORDER = sorted(((dx, dy) for dx in _REACH for dy in _REACH), key=lambda d: abs(d
 
 def straight_edge(changed: np.ndarray) -> bool:
     """Whether the changed pixels run straight along a row or a column for EDGE_RUN px."""
-    return _longest_run(changed) >= EDGE_RUN or _longest_run(changed.T) >= EDGE_RUN
+    return _analysis.straight_run(changed, EDGE_RUN)
 
 
 def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
@@ -177,14 +177,3 @@ def _envelope(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             np.minimum(lo, near, out=lo)
             np.maximum(hi, near, out=hi)
     return lo, hi
-
-
-def _longest_run(mask: np.ndarray) -> int:
-    """The longest run of True along any row (0 when no row holds EDGE_RUN True at all: only
-    whether a run reaches EDGE_RUN matters, and most rows are ruled out by their count)."""
-    rows = mask[mask.sum(axis=1) >= EDGE_RUN]
-    if rows.size == 0:
-        return 0
-    edges = np.diff(rows.astype(np.int8), axis=1, prepend=0, append=0)
-    starts, ends = np.nonzero(edges == 1)[1], np.nonzero(edges == -1)[1]
-    return int((ends - starts).max())

@@ -32,14 +32,8 @@ class Explained:
     arrived: np.ndarray
     left: np.ndarray
     content: bool
-
-    @property
-    def share(self) -> float:
-        return float(self.arrived.mean()) if self.arrived.size else 0.0
-
-    @property
-    def left_share(self) -> float:
-        return float(self.left.mean()) if self.left.size else 0.0
+    share: float  # of the pixels: those that arrived
+    left_share: float  # ... and those that left
 
 
 def explained_share(
@@ -48,12 +42,12 @@ def explained_share(
     """How well (dx, dy) explains the changed pixels at (ys, xs)."""
     arrived, left = np.empty(ys.size, bool), np.empty(ys.size, bool)
     if ys.size == 0:
-        return Explained(arrived, left, False)
+        return Explained(arrived, left, False, 0.0, 0.0)
     n_arrived, same, ref = _analysis.matches(b, a, ys, xs, -dx, -dy, arrived, -1)
     n_left, same_left, _ = _analysis.matches(a, b, ys, xs, dx, dy, left, ref)
     total = n_arrived + n_left
     content = total > 0 and not (same + same_left) / total > 0.9
-    return Explained(arrived, left, content)
+    return Explained(arrived, left, content, n_arrived / ys.size, n_left / ys.size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +85,7 @@ def find_move(
         e = explained_share(a, b, ys[::step], xs[::step], *d)
         return e.share, e.left_share
 
-    coarse = max(1, ys.size // 256)
-    best = next((d for d in known if score(d, coarse)[0] >= MOVE_EXPLAINED), None)
+    best = _known(a, b, ys, xs, known)
     if best is None:
         tried = candidates() if candidates else translations(a, b, box)
         # Known moves stay in the running: beside the band of content that pushed it, a move
@@ -130,6 +123,39 @@ def find_move(
     ink_a = np.abs(a[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
     covered = int((ink_b & ink_a & ~found.left[here]).sum()) * step
     return Move(dx, dy, found.share, mask, int(ink_b.sum()) * step, covered)
+
+
+def known_move(
+    a: np.ndarray,
+    b: np.ndarray,
+    changed: np.ndarray,
+    box: Box,
+    known: tuple[tuple[int, int], ...],
+    *,
+    beyond: int = 0,
+) -> tuple[int, int] | None:
+    """The first of the moves found elsewhere in the pair, longer than ``beyond`` px, that
+    explains most of the region's changed pixels (judged on a sample of them)."""
+    far = tuple(d for d in known if max(abs(d[0]), abs(d[1])) > beyond)
+    if not far:
+        return None
+    ys, xs = np.nonzero(changed)
+    return _known(a, b, ys + box[1], xs + box[0], far)
+
+
+def _known(
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    known: tuple[tuple[int, int], ...],
+) -> tuple[int, int] | None:
+    step = max(1, ys.size // 256)
+    sample_y, sample_x = ys[::step], xs[::step]
+    return next(
+        (d for d in known if explained_share(a, b, sample_y, sample_x, *d).share >= MOVE_EXPLAINED),
+        None,
+    )
 
 
 def accepted(move: Move | None, changed: np.ndarray) -> bool:
