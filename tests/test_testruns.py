@@ -49,7 +49,8 @@ def test_a_regression_is_found_explained_rejected_and_gone_once_fixed(
     session = local.add_session(shopping_session())
     local.deploy(BASE)
     regressed = local.deploy(HEAD, "regressed")
-    run_id = _run(env, keys, local, regressed)
+    run_id = _run(env, keys, local, regressed, pr_number=12)
+    assert runs.get_test_run(env, keys.agent, run_id).prNumber == 12
 
     found = review.get_test_run_diffs(env, keys.agent, commit_sha=HEAD[:12])
     assert found["status"] == "complete" and found["testRunId"] == run_id
@@ -179,6 +180,17 @@ def test_a_screenshot_that_differs_from_itself_when_taken_again_is_a_flake(
         env, keys.agent, flaky[0]["replayDiffId"], flaky[0]["screenshotName"]
     )
     assert urls["retake"]
+    # The run belongs to no pull request: a rejection would hold nothing back.
+    with pytest.raises(Conflict, match=f"test run {run_id} belongs to no pull request, so its"):
+        review.reject_diff(
+            env, keys.agent, flaky[0]["replayDiffId"], flaky[0]["screenshotName"], "no", 0, 0
+        )
+    with pytest.raises(Conflict, match="belongs to no pull request"):
+        review.decide(
+            env, keys.admin, flaky[0]["replayDiffId"], flaky[0]["screenshotName"], "reject"
+        )
+    decisions = review.get_test_run_diffs_counts(env, keys.agent, test_run_id=run_id)["decisions"]
+    assert decisions["rejected"] == 0
 
 
 @sqlite_only
@@ -268,6 +280,8 @@ def test_every_refusal_says_what_is_wrong_and_changes_nothing(
         )
     with pytest.raises(InvalidInput, match="sessionIds is empty"):
         runs.trigger_test_run(env, keys.ci, deployment_id=head, base_sha=BASE, session_ids=[])
+    with pytest.raises(InvalidInput, match="pr_number must be a positive integer"):
+        runs.trigger_test_run(env, keys.ci, deployment_id=head, base_sha=BASE, pr_number=0)
     with pytest.raises(InvalidInput, match="gitDiffOutput names no changed file"):
         runs.trigger_test_run(
             env, keys.ci, deployment_id=head, base_sha=BASE, git_diff_output="nothing here"
@@ -279,7 +293,7 @@ def test_every_refusal_says_what_is_wrong_and_changes_nothing(
         assert s.scalar(select(func.count(Replay.id))) == 0
 
     # No base deployment: every screenshot is missing its base, and nothing can be rejected.
-    run_id = _run(env, keys, local, head, session_ids=[session])
+    run_id = _run(env, keys, local, head, session_ids=[session], pr_number=3)
     rows = review.get_test_run_diffs(env, keys.agent, test_run_id=run_id, include_all_diffs=True)
     assert {r["outcome"] for r in rows["diffs"]} == {"missing-base"}
     replay_diff = rows["diffs"][0]["replayDiffId"]

@@ -33,6 +33,9 @@ class ReplayRun(Base):
     commit_sha: Mapped[str] = mapped_column(String(64))
     base_sha: Mapped[str | None] = mapped_column(String(64))
     base_deployment_id: Mapped[str | None] = mapped_column(String(40))
+    # The pull request the run tests, when it tests one: only such a run's diffs can be
+    # rejected (a rejection is a verdict on a pull request).
+    pr_number: Mapped[int | None] = mapped_column(Integer)
     state: Mapped[str] = mapped_column(String(12), default="processing")
     phase: Mapped[str] = mapped_column(String(12), default="replaying")
     reason: Mapped[str | None] = mapped_column(Text)

@@ -30,7 +30,7 @@ from viewfinder.jobs import queue as jobs
 from viewfinder.jobs import registry
 from viewfinder.replay import ReplayResult, replay
 from viewfinder.replay.diffs import dom_diff
-from viewfinder.services import comparisons, images, storage
+from viewfinder.services import comparisons, diffs, images, storage
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.testruns import checks, sources
 from viewfinder.services.testruns.runs import COMPARE_JOB, FINISH_JOB, REPLAY_JOB
@@ -44,7 +44,7 @@ from viewfinder.store.replay_models import (
 )
 
 log = logging.getLogger("viewfinder.testruns")
-OWNER = "replay"
+OWNER = diffs.REPLAYED
 REPLAY_SECONDS = 300.0
 ORDER = {"diff": 0, "different-size": 1, "missing-head": 2, "missing-base": 3, "flake": 4}
 # What the representative subset shows: differences, and what could not be compared at all.
