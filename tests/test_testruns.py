@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.conftest import Keys, drain
-from tests.replay_app import about_json, shopping_session
+from tests.replay_app import about_json, shopping_json, shopping_session
 from tests.replay_sources import LocalSources
 from viewfinder.errors import Conflict, Forbidden, InvalidInput, NotFound
 from viewfinder.replay.recording import Recording
@@ -19,7 +19,7 @@ from viewfinder.services.env import Actor, Env
 from viewfinder.services.testruns import checks, cover, review, runs, sources
 from viewfinder.services.testruns import feedback as fb
 from viewfinder.store.models import Comparison
-from viewfinder.store.replay_models import Replay, ReplayDiff
+from viewfinder.store.replay_models import Replay, ReplayDiff, ReplayScreenshot
 
 BASE, HEAD, FIXED = "a" * 40, "b" * 40, "c" * 40
 sqlite_only = pytest.mark.parametrize("env", ["sqlite"], indirect=True)
@@ -346,3 +346,41 @@ def test_a_deployment_that_cannot_be_reached_fails_its_replays_and_says_why(
     reason = found["diffs"][0]["reason"]
     assert reason.startswith("the head replay failed (the replay stopped: ")
     assert "127.0.0.1:9" in reason
+
+
+@sqlite_only
+def test_a_replay_that_outlives_the_runs_max_duration_stops_and_keeps_what_it_took(
+    env: Env, keys: Keys, local: LocalSources
+) -> None:
+    # A name typed, then six clicks on the hidden toast: each waits its 3 s for the toast to
+    # show, so the replay needs well over the run's 10 s.
+    whole = shopping_json()
+    events = [whole["events"][0]] + [
+        {"type": "click", "selectors": ["#toast"], "label": "text 'Saved'", "box": None}
+        for _ in range(6)
+    ]
+    for seq, event in enumerate(events):
+        event.update(seq=seq, t=400 + 500 * seq)
+    local.add_session(Recording.from_json({**whole, "events": events}))
+    run_id = _run(env, keys, local, local.deploy(HEAD), max_duration_seconds=10)
+    assert runs.get_test_run(env, keys.agent, run_id).status == "complete"
+    with env.db.read() as s:
+        replay = s.scalars(select(Replay).where(Replay.test_run_id == run_id)).one()
+        taken = s.scalars(
+            select(ReplayScreenshot.name)
+            .where(ReplayScreenshot.replay_id == replay.id)
+            .order_by(ReplayScreenshot.position)
+        ).all()
+        timeline = [(e["event"], e["description"]) for e in replay.timeline]
+        state, reason = replay.state, replay.reason
+        # A stopped replay is never reused: the next run of that deployment replays it again.
+        run = runs.get_run_row(s, keys.agent, run_id)
+        assert runs._reusable(s, run, replay.session_id, replay.deployment_id) is None
+    played = len(taken)
+    assert state == "stopped" and 1 <= played < len(events)
+    assert reason == (
+        f"stopped after {played} events: the run's maxDurationSeconds (10 s) passed; the "
+        "screenshots taken before are kept"
+    )
+    assert taken == [f"after-event-{n}" for n in range(played)]  # no end-state
+    assert timeline[-1] == ("error", f"stopped after {played} of 7 events: out of time")

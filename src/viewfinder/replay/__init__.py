@@ -46,9 +46,15 @@ __all__ = [
 
 
 def replay(
-    recording: Recording, base_url: str, *, chromium: str = CHROMIUM, seconds: float = 120.0
+    recording: Recording,
+    base_url: str,
+    *,
+    chromium: str = CHROMIUM,
+    seconds: float = 120.0,
+    stop_after: float | None = None,
 ) -> ReplayResult:
     """Play ``recording`` on the deployment served at ``base_url`` in this process's warm
-    Chromium. Raises CaptureFailed when the browser fails or the replay outlives
-    ``seconds``."""
-    return camera(chromium).run(runner(recording, base_url, seconds), seconds=seconds)
+    Chromium. After ``stop_after`` seconds no further event is played: the result keeps the
+    screenshots taken and says how far it got (``stopped_after``). Raises CaptureFailed when
+    the browser fails or the replay outlives ``seconds``."""
+    return camera(chromium).run(runner(recording, base_url, seconds, stop_after), seconds=seconds)

@@ -154,6 +154,8 @@ def _missing_reason(s: Session, diff: ReplayDiff, outcome: str) -> str:
     replay = s.get(Replay, replay_id)
     if replay is not None and replay.state == "failed":
         return f"the {side} replay failed ({replay.reason})"
+    if replay is not None and replay.state == "stopped":
+        return f"the {side} replay was {replay.reason}"
     return f"the {side} replay took no screenshot of that name (its events went otherwise)"
 
 

@@ -60,11 +60,19 @@ def run_actor(run: ReplayRun | Replay, key_id: str = "system") -> Actor:
 # ---- replay ---------------------------------------------------------------------------------
 
 
-def play(env: Env, actor: Actor, session_id: str, deployment_id: str) -> ReplayResult:
+def play(
+    env: Env, actor: Actor, session_id: str, deployment_id: str, stop_after: float | None = None
+) -> ReplayResult:
     src = sources.current()
     recording = src.recording(env, actor, session_id)
     with src.open(env, deployment_id) as base_url:
-        return replay(recording, base_url, chromium=env.settings.chromium, seconds=REPLAY_SECONDS)
+        return replay(
+            recording,
+            base_url,
+            chromium=env.settings.chromium,
+            seconds=REPLAY_SECONDS,
+            stop_after=stop_after,
+        )
 
 
 def run_replay(env: Env, replay_id: str, job_id: int | None = None) -> bool:
@@ -74,19 +82,20 @@ def run_replay(env: Env, replay_id: str, job_id: int | None = None) -> bool:
             return False
         actor = run_actor(row)
         run = s.get(ReplayRun, row.test_run_id)
-        late = (
-            run is not None
-            and run.max_duration is not None
-            and ((utcnow() - run.created_at).total_seconds() > run.max_duration)
-        )
+        # What is left of the run's maxDurationSeconds: the replay stops there, keeping what
+        # it took (a replay of a long session could otherwise outlive the run's limit).
+        limit = left = None
+        if run is not None and run.max_duration is not None:
+            limit = run.max_duration
+            left = limit - (utcnow() - run.created_at).total_seconds()
         session_id, deployment_id, project_id = row.session_id, row.deployment_id, row.project_id
-    if late:
+    if left is not None and left <= 0:
         return _fail_replay(
             env, replay_id, "not replayed: the run's maxDurationSeconds had passed", job_id
         )
     started = time.monotonic()
     try:
-        result = play(env, actor, session_id, deployment_id)
+        result = play(env, actor, session_id, deployment_id, stop_after=left)
     except ViewfinderError as exc:  # the deployment or the browser failed: a result
         return _fail_replay(env, replay_id, exc.message, job_id)
     files = [
@@ -120,6 +129,12 @@ def run_replay(env: Env, replay_id: str, job_id: int | None = None) -> bool:
                 )
             )
         row.state = "done"
+        if result.stopped_after is not None:
+            row.state = "stopped"
+            row.reason = (
+                f"stopped after {result.stopped_after} events: the run's maxDurationSeconds "
+                f"({limit or 0:g} s) passed; the screenshots taken before are kept"
+            )
         row.timeline = [e.to_json() for e in result.timeline]
         row.facts = {
             "unrecorded": list(result.unrecorded),
@@ -220,7 +235,8 @@ def run_compare(env: Env, run_id: str, job_id: int | None = None) -> bool:
 
 def _pair(s: Session, actor: Actor, run: ReplayRun, diff: ReplayDiff) -> None:
     base_replay = s.get(Replay, diff.base_replay_id) if diff.base_replay_id else None
-    base = _shots(s, diff.base_replay_id if base_replay and base_replay.state == "done" else None)
+    kept = base_replay is not None and base_replay.state in ("done", "stopped")
+    base = _shots(s, diff.base_replay_id if kept else None)
     head = _shots(s, diff.head_replay_id)
     names = list(head) + [n for n in base if n not in head]
     for position, name in enumerate(names):
