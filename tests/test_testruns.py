@@ -168,14 +168,17 @@ def test_a_session_whose_network_differs_on_replay_shows_in_checks_and_timeline(
 def test_a_screenshot_that_differs_from_itself_when_taken_again_is_a_flake(
     env: Env, keys: Keys, local: LocalSources
 ) -> None:
+    # Two sessions, both taken again (side by side in the camera), both found flaky.
+    local.add_session(shopping_session())
     local.add_session(shopping_session())
     local.deploy(BASE, "flaky")
     run_id = _run(env, keys, local, local.deploy(HEAD, "flaky"))
     counts = review.get_test_run_diffs_counts(env, keys.agent, test_run_id=run_id)["outcomes"]
-    assert counts["flake"] >= 1 and counts["diff"] == 0
+    assert counts["flake"] >= 2 and counts["diff"] == 0
     rows = review.get_test_run_diffs(env, keys.agent, test_run_id=run_id, include_all_diffs=True)
     flaky = [r for r in rows["diffs"] if r["outcome"] == "flake"]
-    assert flaky and not any(r["isSelected"] for r in flaky)
+    assert len({r["sessionId"] for r in flaky}) == 2
+    assert not any(r["isSelected"] for r in flaky)
     urls = review.get_image_urls(
         env, keys.agent, flaky[0]["replayDiffId"], flaky[0]["screenshotName"]
     )

@@ -324,8 +324,12 @@ class Player:
 
     async def shoot(self, page: Page, cdp: CDPSession, name: str) -> None:
         png = await page.screenshot(animations="disabled", caret="hide", timeout=self._left_ms())
-        dom = str(await page.evaluate(NORMALISE_DOM))
-        taken = await cdp.send("Profiler.takePreciseCoverage")
+        # Two reads of a page that holds still (its clock paused, its calls answered), asked
+        # for together; not beside the screenshot, whose styles would show in the DOM.
+        normalised, taken = await asyncio.gather(
+            page.evaluate(NORMALISE_DOM), cdp.send("Profiler.takePreciseCoverage")
+        )
+        dom = str(normalised)
         files = coverage.from_v8(taken.get("result", []), self.sources, self.origin)
         header = read_header(png, name="the screenshot")
         self.shots.append(

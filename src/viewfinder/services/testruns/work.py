@@ -18,11 +18,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder import imaging
+from viewfinder.capture.camera import CONCURRENT
 from viewfinder.errors import ViewfinderError
 from viewfinder.ids import new_id
 from viewfinder.imaging import Limits
@@ -46,6 +48,8 @@ from viewfinder.store.replay_models import (
 log = logging.getLogger("viewfinder.testruns")
 OWNER = diffs.REPLAYED
 REPLAY_SECONDS = 300.0
+# Retakes at once: as many as the camera plays side by side.
+RETAKES_AT_ONCE = CONCURRENT
 ORDER = {"diff": 0, "different-size": 1, "missing-head": 2, "missing-base": 3, "flake": 4}
 # What the representative subset shows: differences, and what could not be compared at all.
 SHOWN = ("diff", "different-size", "missing-head", "missing-base")
@@ -347,41 +351,65 @@ def _retake(
     ignore_noise: bool,
 ) -> dict[str, str]:
     """Replay each session with a differing screenshot once more on the head deployment;
-    the rows whose screenshot then differs from the first head one, with the retake's image."""
+    the rows whose screenshot then differs from the first head one, with the retake's image.
+    The camera plays RETAKES_AT_ONCE replays side by side, so they are asked for from as many
+    threads; each is compared as it comes back, in order."""
     limits = Limits(env.settings.max_image_bytes, env.settings.max_image_pixels)
     flakes: dict[str, str] = {}
-    for session_id, rows in differing.items():
+
+    def take(session_id: str) -> ReplayResult | None:
         try:
-            again = play(env, actor, session_id, deployment_id)
+            return play(env, actor, session_id, deployment_id)
         except ViewfinderError as exc:
             log.warning("could not take session %s again: %s", session_id, exc.message)
+            return None
+
+    with ThreadPoolExecutor(RETAKES_AT_ONCE, thread_name_prefix="retake") as pool:
+        taken = zip(differing.items(), pool.map(take, differing), strict=True)
+        for (session_id, rows), again in taken:
+            if again is not None:
+                flakes.update(_flaky(env, actor, session_id, rows, again, ignore_noise, limits))
+    return flakes
+
+
+def _flaky(
+    env: Env,
+    actor: Actor,
+    session_id: str,
+    rows: list[tuple[str, str, str]],
+    again: ReplayResult,
+    ignore_noise: bool,
+    limits: Limits,
+) -> dict[str, str]:
+    """The rows of one session whose retaken screenshot differs from the first, with the
+    retake's stored image."""
+    flakes: dict[str, str] = {}
+    for row_id, name, first_sha in rows:
+        shot = again.shot(name)
+        if shot is None or hashlib.sha256(shot.png).hexdigest() == first_sha:
             continue
-        for row_id, name, first_sha in rows:
-            shot = again.shot(name)
-            if shot is None or hashlib.sha256(shot.png).hexdigest() == first_sha:
-                continue
-            first = env.blobs.get(first_sha)
-            result = imaging.compare(
-                first, shot.png, ignore_noise=ignore_noise, diff_image=False, limits=limits
+        first = env.blobs.get(first_sha)
+        result = imaging.compare(
+            first, shot.png, ignore_noise=ignore_noise, diff_image=False, limits=limits
+        )
+        if not result.changed:
+            continue
+        sha = hashlib.sha256(shot.png).hexdigest()
+        storage.claim(env, actor.project_id, [storage.Bytes(shot.png, sha, "image/png")])
+        with env.db.write() as s:
+            [image] = images.insert_images(
+                s,
+                actor,
+                [
+                    (
+                        images.CheckedFile(shot.png, sha, "image/png", shot.width, shot.height),
+                        images.NewImage(
+                            name=f"{session_id}/{name}", variant="retake", source="replay"
+                        ),
+                    )
+                ],
             )
-            if not result.changed:
-                continue
-            sha = hashlib.sha256(shot.png).hexdigest()
-            storage.claim(env, actor.project_id, [storage.Bytes(shot.png, sha, "image/png")])
-            with env.db.write() as s:
-                [image] = images.insert_images(
-                    s,
-                    actor,
-                    [
-                        (
-                            images.CheckedFile(shot.png, sha, "image/png", shot.width, shot.height),
-                            images.NewImage(
-                                name=f"{session_id}/{name}", variant="retake", source="replay"
-                            ),
-                        )
-                    ],
-                )
-                flakes[row_id] = image.id
+            flakes[row_id] = image.id
     return flakes
 
 
