@@ -15,6 +15,7 @@ from tests.replay_app import about_json, shopping_json, shopping_session
 from tests.replay_sources import LocalSources
 from viewfinder.errors import Conflict, Forbidden, InvalidInput, NotFound
 from viewfinder.replay.recording import Recording
+from viewfinder.services import reviews
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.testruns import checks, cover, review, runs, sources
 from viewfinder.services.testruns import feedback as fb
@@ -110,6 +111,15 @@ def test_a_regression_is_found_explained_rejected_and_gone_once_fixed(
         review.decide(env, keys.admin, replay_diff, other, "accept")
     third = next(n for n in first_page if n not in (name, other))
     assert review.decide(env, keys.admin, replay_diff, third, "accept") == {"decision": "accepted"}
+    # Its pair is a diff like any other to the review tools, under the same rules; a replay
+    # has no baseline to approve.
+    [shown] = review.get_test_run_diffs(env, keys.agent, test_run_id=run_id, include_diff_ids=True)[
+        "diffs"
+    ]
+    with pytest.raises(Forbidden, match="only a person may ignore a screenshot diff"):
+        reviews.review_diff(env, keys.agent, shown["diffId"], "ignore")
+    with pytest.raises(InvalidInput, match="compares two replays of a session: there is no"):
+        reviews.approve_diff(env, keys.admin, shown["diffId"])
 
     # The fixed build: no difference, and the base replay was reused, not replayed again.
     fixed = local.deploy(FIXED)
