@@ -4,6 +4,7 @@ queue, then read, reviewed and discussed as the reference's agent loops do."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -193,8 +194,13 @@ def test_a_screenshot_that_differs_from_itself_when_taken_again_is_a_flake(
         env, keys.agent, flaky[0]["replayDiffId"], flaky[0]["screenshotName"]
     )
     assert urls["retake"]
-    # The run belongs to no pull request: a rejection would hold nothing back.
-    with pytest.raises(Conflict, match=f"test run {run_id} belongs to no pull request, so its"):
+    # The run belongs to no pull request: a rejection is a verdict on one.
+    refusal = (
+        f"test run {run_id} belongs to no pull request, so its diffs cannot be rejected: trigger "
+        "the pull request's run with its number (prNumber, pr_number or --pr), or say what is "
+        "wrong in a comment"
+    )
+    with pytest.raises(Conflict, match=re.escape(refusal)):
         review.reject_diff(
             env, keys.agent, flaky[0]["replayDiffId"], flaky[0]["screenshotName"], "no", 0, 0
         )

@@ -309,8 +309,8 @@ def _rejectable(s: Session, actor: Actor, replay_diff_id: str, name: str) -> str
     if run is not None and run.pr_number is None:
         raise Conflict(
             f"test run {run.id} belongs to no pull request, so its diffs cannot be rejected: "
-            "trigger the pull request's run with its number (prNumber), or say what is wrong "
-            "in a comment (ignore_diff, create_diff_comment)",
+            "trigger the pull request's run with its number (prNumber, pr_number or --pr), or "
+            "say what is wrong in a comment",
             test_run_id=run.id,
         )
     return _comparison_id(s, actor, replay_diff_id, name)
