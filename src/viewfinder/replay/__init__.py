@@ -9,9 +9,10 @@ only ``viewfinder.capture`` (the warm Chromium camera), ``viewfinder.imaging`` a
 
 Use::
 
-    replay(recording, base_url, chromium="/usr/bin/chromium", seconds=120) -> ReplayResult
-        screenshots after-event-N and end-state (PNG, normalised DOM, coverage each),
-        the timeline and what the page did that the recording did not
+    replay(recording, base_url, chromium="/usr/bin/chromium", seconds=120, stop_after=None)
+        -> ReplayResult: screenshots after-event-N and end-state (PNG, normalised DOM,
+        coverage each), the timeline and what the page did that the recording did not;
+        past stop_after seconds no further event is played (stopped_after says how many were)
     dom_diff(base_dom, head_dom, context=3)          "[diff N]" hunks, indentation stripped
     timeline_diff(base, head)                        rows diff/timeMs/event/description
     coverage.diff(base_files, head_files)            rows keyed by file and function
