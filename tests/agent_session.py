@@ -4,9 +4,12 @@ key talking Streamable HTTP to it, and a comparison worker thread for calls that
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import threading
+import zipfile
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -16,8 +19,11 @@ from fastapi import FastAPI
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import drain
+from tests.conftest import Keys, drain
+from tests.replay_app import shopping_json
 from viewfinder.app import create_app
+from viewfinder.mcp.server import path_of
+from viewfinder.services import projects, sessions
 from viewfinder.services.env import Env
 
 BASE = "http://127.0.0.1:8000"
@@ -38,7 +44,7 @@ async def connect(app: FastAPI, key: str, profile: str) -> AsyncIterator[Client]
             transport=httpx2.ASGITransport(app=app), base_url=BASE, headers=headers
         ) as http,
         Client(
-            streamable_http_client(f"{BASE}/mcp/{profile}", http_client=http), mode="legacy"
+            streamable_http_client(f"{BASE}{path_of(profile)}", http_client=http), mode="legacy"
         ) as client,
     ):
         yield client
@@ -81,3 +87,30 @@ def worker(env: Env) -> Iterator[None]:
     finally:
         stop.set()
         thread.join()
+
+
+def record_shopping(env: Env, keys: Keys) -> str:
+    """The shopping session, sent by a record key as recorder.js sends it: one batch."""
+    key = projects.create_key(env, keys.admin, roles=["record"], label="shop", kind="ci").key
+    whole = shopping_json()
+    batch = {
+        "session": "shopper-0001",
+        "seq": 0,
+        "start": {k: whole[k] for k in ("startUrl", "viewport", "userAgent", "storage")},
+        "events": whole["events"],
+        "network": whole["network"],
+        "urls": whole["urls"],
+    }
+    recorder = projects.authenticate(env, key, recording=True)
+    stored = sessions.ingest(env, recorder, json.dumps(batch).encode())
+    return stored.session_id
+
+
+def zipped(root: Path) -> bytes:
+    """A static build's folder as the zip a deployment is uploaded as."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(root).as_posix())
+    return buffer.getvalue()

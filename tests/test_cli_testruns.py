@@ -1,7 +1,8 @@
 """`viewfinder test-run` against a real `viewfinder serve` whose worker replays in Chromium: a
 session sent as recorder.js sends it, two builds uploaded as zips, a run triggered and waited
-for, its diffs, DOM diff, timeline diff and coverage read on the command line, then the run's
-dashboard page, where a person accepts one screenshot diff."""
+for, its diffs, DOM diff, timeline diff and coverage read on the command line, an agent's
+rejection (a pull request's run only), then the run's dashboard page, where a person accepts
+one screenshot diff and replies on the rejected one's thread."""
 
 from __future__ import annotations
 
@@ -71,7 +72,16 @@ def test_a_run_is_triggered_waited_for_and_explained_on_the_command_line(
         head = _deploy(http, write_app(tmp_path / "head", "regressed"), HEAD_SHA)
 
     done = server.run(
-        "test-run", "trigger", "--deployment", head, "--base", BASE_SHA, "--wait", key="ci"
+        "test-run",
+        "trigger",
+        "--deployment",
+        head,
+        "--base",
+        BASE_SHA,
+        "--pr",
+        "12",
+        "--wait",
+        key="ci",
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -96,6 +106,31 @@ def test_a_run_is_triggered_waited_for_and_explained_on_the_command_line(
     refused = server.run("test-run", "trigger", "--deployment", head, "--base", "main", key="ci")
     assert refused.returncode != 0
     assert "baseSha must be a git commit sha" in refused.stderr
+
+    # The run is the pull request's: an agent rejects a screenshot, saying why. The same build
+    # run for no pull request (its replays reused) has nothing a rejection could be given to.
+    other = next(r for r in listed["diffs"] if r["screenshotName"] != name.rstrip(":"))
+    shot = f"/api/v1/replay-diffs/{other['replayDiffId']}/screenshots/{other['screenshotName']}"
+    reason = {"reason": "The button turned red", "x": 0.6, "y": 0.1}
+    branch = server.run(
+        "test-run", "trigger", "--deployment", head, "--base", BASE_SHA, "--wait", key="ci"
+    )
+    assert branch.returncode == 0, branch.stderr
+    branch_id = branch.stdout.split()[2].rstrip(":")
+    agent = {"Authorization": f"Bearer {server.keys['agent']}"}
+    with httpx.Client(base_url=server.url, headers=agent, timeout=60) as http:
+        assert http.get(f"/api/v1/test-runs/{run_id}").json()["prNumber"] == 12
+        assert http.post(shot + "/reject", json=reason).status_code == 200
+        [branch_row] = http.get(f"/api/v1/test-runs/{branch_id}/diffs").json()["diffs"]
+        no_pr = http.post(
+            f"/api/v1/replay-diffs/{branch_row['replayDiffId']}/screenshots/"
+            f"{branch_row['screenshotName']}/reject",
+            json=reason,
+        )
+        assert no_pr.status_code == 409
+        assert no_pr.json()["error"]["message"].startswith(
+            f"test run {branch_id} belongs to no pull request, so its diffs cannot be rejected"
+        )
 
     with httpx.Client(base_url=server.url, timeout=60) as http:
         answer = http.post(
@@ -130,5 +165,21 @@ def test_a_run_is_triggered_waited_for_and_explained_on_the_command_line(
         first.get_by_role("button", name="Accept").click()
         accepted = page.locator(".replay-shot").first.locator("[data-decision]")
         accepted.filter(has_text="accepted").wait_for(timeout=10_000)
+        # The rejected screenshot shows its thread; the person replies on it.
+        rejected = page.locator(f'[data-shot="{other["replayDiffId"]}/{other["screenshotName"]}"]')
+        thread = rejected.locator(".thread")
+        assert thread.locator(".comment .body").text_content() == "The button turned red"
+        assert thread.locator(".badge.agent").count() == 1
+        thread.get_by_label("Reply").fill("Intended: the new brand colour.")
+        thread.get_by_role("button", name="Reply").click()
+        replies = page.locator(f'[data-shot="{other["replayDiffId"]}/{other["screenshotName"]}"]')
+        replies.locator(".comment .body", has_text="Intended: the new brand colour.").wait_for(
+            timeout=10_000
+        )
+    with httpx.Client(base_url=server.url, headers=agent, timeout=60) as http:
+        [kept] = http.get(shot + "/comments").json()["comments"]
+    assert [(r["text"], r["author"], r["isAgentAuthored"]) for r in kept["replies"]] == [
+        ("Intended: the new brand colour.", "admin", False)
+    ]
     counts = server.json("test-run", "diffs", run_id, "--all", key="agent")
     assert len(counts["diffs"]) == 6

@@ -20,7 +20,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from tests.conftest import Keys
+from tests.agent_session import record_shopping
+from tests.conftest import Keys, drain
 from tests.server import free_port
 from viewfinder.app import create_app
 from viewfinder.errors import (
@@ -35,9 +36,11 @@ from viewfinder.errors import (
 from viewfinder.replay.bundle import BundleLimits, check_zip, unpack
 from viewfinder.services import deployments
 from viewfinder.services.env import Env
+from viewfinder.services.testruns import runs
 from viewfinder.settings import Settings
 from viewfinder.store.models import Blob
 from viewfinder.store.recorded import DeploymentUpload
+from viewfinder.store.replay_models import Replay
 
 SHA = "0123abcd" * 5
 
@@ -252,8 +255,40 @@ def test_a_running_preview_is_a_deployment_when_the_address_guard_allows_it(
     )
     made = deployments.register_preview(allowing, keys.ci, "http://127.0.0.1:5173/", SHA)
     assert made.kind == "url" and made.url == "http://127.0.0.1:5173/"
-    with deployments.open_deployment(env, made.id) as base:
+    with deployments.open_deployment(allowing, made.id) as base:
         assert base == "http://127.0.0.1:5173"
+
+
+def test_a_previews_address_is_checked_again_when_a_replay_opens_it(env: Env, keys: Keys) -> None:
+    # localhost passed while the allow-list named it; by the time of the replay it does not
+    # (as a name that resolves elsewhere since would not): the replay is refused, saying why.
+    port = free_port()
+    allowing = Env(
+        settings=env.settings.model_copy(update={"capture_allow": f"localhost:{port}"}),
+        db=env.db,
+        blobs=env.blobs,
+        signer=env.signer,
+    )
+    url = f"http://localhost:{port}/"
+    made = deployments.register_preview(allowing, keys.ci, url, SHA)
+    session = record_shopping(env, keys)
+    started = runs.trigger_test_run(env, keys.ci, deployment_id=made.id, base_sha="f" * 40)
+    assert started.sessionIds == [session]
+    drain(env)
+    assert runs.get_test_run(env, keys.agent, started.testRunId).status == "complete"
+    with env.db.read() as s:
+        [(state, reason)] = s.execute(
+            select(Replay.state, Replay.reason).where(Replay.test_run_id == started.testRunId)
+        ).all()
+    assert state == "failed"
+    assert reason.startswith(
+        f"the preview URL was checked again before replaying on it and is refused: {url} is a "
+        "loopback address (localhost resolves to "
+    )
+    assert reason.endswith(f"add it to VIEWFINDER_CAPTURE_ALLOW (e.g. localhost:{port})")
+    with pytest.raises(AddressRefused, match="checked again before replaying on it"):
+        with deployments.open_deployment(env, made.id):
+            pass
 
 
 def test_container_builds_are_refused_with_the_reason_when_no_runtime_works(

@@ -6,10 +6,7 @@ the deployments service, and the session is one the recorder's ingest stored."""
 
 from __future__ import annotations
 
-import io
-import json
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +17,12 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from sqlalchemy import select
 
-from tests.agent_session import connect, data, serving, text, worker
+from tests.agent_session import connect, data, record_shopping, serving, text, worker, zipped
 from tests.conftest import Keys
-from tests.replay_app import shopping_json, write_app
+from tests.replay_app import write_app
 from tests.server import VIEWFINDER
 from viewfinder.mcp import meticulous
-from viewfinder.services import projects, sessions
+from viewfinder.services import sessions
 from viewfinder.services.env import Env
 from viewfinder.store.models import Image
 from viewfinder.store.replay_models import Replay, ReplayScreenshot
@@ -36,35 +33,13 @@ pytestmark = pytest.mark.parametrize("env", ["sqlite"], indirect=True)
 
 @pytest.fixture
 def recorded(env: Env, keys: Keys) -> str:
-    """The shopping session, sent by a record key as recorder.js sends it: one batch."""
-    key = projects.create_key(env, keys.admin, roles=["record"], label="shop", kind="ci").key
-    whole = shopping_json()
-    batch = {
-        "session": "shopper-0001",
-        "seq": 0,
-        "start": {k: whole[k] for k in ("startUrl", "viewport", "userAgent", "storage")},
-        "events": whole["events"],
-        "network": whole["network"],
-        "urls": whole["urls"],
-    }
-    recorder = projects.authenticate(env, key, recording=True)
-    stored = sessions.ingest(env, recorder, json.dumps(batch).encode())
-    return stored.session_id
-
-
-def _zip(root: Path) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for path in sorted(root.rglob("*")):
-            if path.is_file():
-                archive.write(path, path.relative_to(root).as_posix())
-    return buffer.getvalue()
+    return record_shopping(env, keys)
 
 
 async def _deploy(client: Client, app: Any, build: Path, sha: str) -> str:
     ticket = data(await client.call_tool("request_asset_upload", {}))
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as http:
-        put = await http.put(ticket["uploadUrl"], content=_zip(build))
+        put = await http.put(ticket["uploadUrl"], content=zipped(build))
         assert put.status_code == 200, put.text
     made = data(
         await client.call_tool(
@@ -102,7 +77,9 @@ def test_an_agent_drives_a_change_to_zero_diffs_with_the_reference_loop(
             await _deploy(c, app, write_app(tmp_path / "base"), BASE_SHA)
             head = await _deploy(c, app, write_app(tmp_path / "head", "regressed"), HEAD_SHA)
             started = data(
-                await c.call_tool("trigger_test_run", {"deploymentId": head, "baseSha": BASE_SHA})
+                await c.call_tool(
+                    "trigger_test_run", {"deploymentId": head, "baseSha": BASE_SHA, "prNumber": 7}
+                )
             )
             run_id = started["testRunId"]
             assert started["status"] == "processing"
@@ -157,6 +134,26 @@ def test_an_agent_drives_a_change_to_zero_diffs_with_the_reference_loop(
             )
             assert check["status"] == "complete" and "None in 1" in check["text"]
 
+            # The same build run for no pull request (its replays reused): nothing to reject.
+            branch = data(
+                await c.call_tool("trigger_test_run", {"deploymentId": head, "baseSha": BASE_SHA})
+            )
+            with worker(env):
+                [other] = (await _diffs(c, branch["testRunId"]))["diffs"]
+            refused = await c.call_tool(
+                "reject_diff",
+                {
+                    "replayDiffId": other["replayDiffId"],
+                    "screenshotName": other["screenshotName"],
+                    "reason": "The button turned red",
+                    "x": 0.6,
+                    "y": 0.1,
+                },
+            )
+            assert refused.is_error and text(refused).startswith(
+                f"[conflict] test run {branch['testRunId']} belongs to no pull request, so its "
+                "diffs cannot be rejected"
+            )
             fixed = await _deploy(c, app, write_app(tmp_path / "fixed"), FIXED_SHA)
             again = data(
                 await c.call_tool("trigger_test_run", {"deploymentId": fixed, "baseSha": BASE_SHA})

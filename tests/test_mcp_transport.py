@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from fastapi import FastAPI
 
+from tests.agent_session import record_shopping, zipped
 from tests.conftest import Keys, make_build, shot
 from tests.mcp_clients import (
     BASE,
@@ -31,6 +32,7 @@ from tests.mcp_clients import (
     texts,
     tool_of,
 )
+from tests.replay_app import write_app
 from viewfinder import __version__
 from viewfinder.app import create_app
 from viewfinder.imaging import png
@@ -38,7 +40,7 @@ from viewfinder.mcp import default
 from viewfinder.mcp.http import path_of
 from viewfinder.mcp.server import profiles
 from viewfinder.mcp.tooling import INLINE_LIMIT
-from viewfinder.services import builds, projects
+from viewfinder.services import builds, deployments, projects
 from viewfinder.services.env import Env
 from viewfinder.settings import Settings
 
@@ -224,16 +226,32 @@ def every_tool_once(ids: dict[str, str]) -> list[Step]:
             "resolve_checkup_marks",
             lambda _: {"id": ids["checkup_id"], "marks": [{"id": ids["mark_id"]}]},
         ),
-        ("agent", "resume_checkup_webhook", lambda _: {"id": ids["paused_id"]}),
+        ("agent", "get_replays", lambda _: {"view": "sessions"}),
+        (
+            "agent",
+            "replay_sessions",
+            lambda _: {
+                "deployment_id": ids["deployment_id"],
+                "base_sha": "aaaa1111",
+                "dry_run": True,
+            },
+        ),
     ]
+
+
+def recorded_and_deployed(env: Env, keys: Keys, root: Path) -> dict[str, str]:
+    """A session the recorder sent and a static build deployed for commit cccc3333."""
+    record_shopping(env, keys)
+    ticket = deployments.request_asset_upload(env, keys.ci)
+    token = ticket.upload_url.rsplit("/", 1)[1]
+    deployments.receive_upload(env, token, zipped(write_app(root)))
+    made = deployments.register_asset_build(env, keys.ci, ticket.upload_id, "cccc3333")
+    return {"deployment_id": made.id}
 
 
 def decided_checkup(env: Env, keys: Keys) -> dict[str, str]:
     """A checkup whose person marked it and asked for changes (through their link)."""
-    from sqlalchemy import update
-
     from viewfinder.services import checkup_marks, checkups
-    from viewfinder.store.models import Checkup, utcnow
 
     pushed = "data:image/png;base64," + base64.b64encode(shot((10, 120, 200))).decode()
     review = checkups.create_review(
@@ -242,22 +260,7 @@ def decided_checkup(env: Env, keys: Keys) -> dict[str, str]:
     token = review.review_url.rsplit("/r/", 1)[1]
     mark = checkup_marks.add_mark(env, token, screenshot_index=0, body="Too dark")
     checkup_marks.decide(env, token, "changes_requested")
-    # A checkup whose webhook five failures in a row paused (no receiver is needed to resume).
-    hooked = checkups.create_review(
-        env, keys.agent, checkups.NewReview(title="Hooked", images=[pushed])
-    )
-    with env.db.write() as s:
-        s.execute(
-            update(Checkup)
-            .where(Checkup.id == hooked.id)
-            .values(
-                webhook_url="https://hooks.example/decided",
-                webhook_secret="0" * 64,
-                webhook_failures=5,
-                webhook_paused_at=utcnow(),
-            )
-        )
-    return {"checkup_id": review.id, "mark_id": mark.id, "paused_id": hooked.id}
+    return {"checkup_id": review.id, "mark_id": mark.id}
 
 
 # Both eras and both databases, pairwise: every tool's service code runs on each database.
@@ -265,9 +268,13 @@ def decided_checkup(env: Env, keys: Keys) -> dict[str, str]:
     ("env", "era"), [("sqlite", "legacy"), ("postgresql", "auto")], indirect=["env"]
 )
 def test_every_default_tool_answers_json_text_and_structured_content_matching_its_schema(
-    env: Env, keys: Keys, era: Era
+    env: Env, keys: Keys, era: Era, tmp_path: Path
 ) -> None:
-    ids = changed_pr(env, keys) | decided_checkup(env, keys)
+    ids = (
+        changed_pr(env, keys)
+        | decided_checkup(env, keys)
+        | recorded_and_deployed(env, keys, tmp_path / "build")
+    )
     steps = every_tool_once(ids)
     # set_project is a person's (a key is refused, saying why): tests/test_oauth.py calls it.
     assert sorted(name for _, name, _ in steps) == sorted(set(DEFAULT_TOOLS) - {"set_project"})

@@ -4,6 +4,7 @@ queue, then read, reviewed and discussed as the reference's agent loops do."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,15 +12,16 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.conftest import Keys, drain
-from tests.replay_app import about_json, shopping_session
+from tests.replay_app import about_json, shopping_json, shopping_session
 from tests.replay_sources import LocalSources
 from viewfinder.errors import Conflict, Forbidden, InvalidInput, NotFound
 from viewfinder.replay.recording import Recording
+from viewfinder.services import reviews
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.testruns import checks, cover, review, runs, sources
 from viewfinder.services.testruns import feedback as fb
 from viewfinder.store.models import Comparison
-from viewfinder.store.replay_models import Replay, ReplayDiff
+from viewfinder.store.replay_models import Replay, ReplayDiff, ReplayScreenshot
 
 BASE, HEAD, FIXED = "a" * 40, "b" * 40, "c" * 40
 sqlite_only = pytest.mark.parametrize("env", ["sqlite"], indirect=True)
@@ -49,7 +51,8 @@ def test_a_regression_is_found_explained_rejected_and_gone_once_fixed(
     session = local.add_session(shopping_session())
     local.deploy(BASE)
     regressed = local.deploy(HEAD, "regressed")
-    run_id = _run(env, keys, local, regressed)
+    run_id = _run(env, keys, local, regressed, pr_number=12)
+    assert runs.get_test_run(env, keys.agent, run_id).prNumber == 12
 
     found = review.get_test_run_diffs(env, keys.agent, commit_sha=HEAD[:12])
     assert found["status"] == "complete" and found["testRunId"] == run_id
@@ -109,6 +112,15 @@ def test_a_regression_is_found_explained_rejected_and_gone_once_fixed(
         review.decide(env, keys.admin, replay_diff, other, "accept")
     third = next(n for n in first_page if n not in (name, other))
     assert review.decide(env, keys.admin, replay_diff, third, "accept") == {"decision": "accepted"}
+    # Its pair is a diff like any other to the review tools, under the same rules; a replay
+    # has no baseline to approve.
+    [shown] = review.get_test_run_diffs(env, keys.agent, test_run_id=run_id, include_diff_ids=True)[
+        "diffs"
+    ]
+    with pytest.raises(Forbidden, match="only a person may ignore a screenshot diff"):
+        reviews.review_diff(env, keys.agent, shown["diffId"], "ignore")
+    with pytest.raises(InvalidInput, match="compares two replays of a session: there is no"):
+        reviews.approve_diff(env, keys.admin, shown["diffId"])
 
     # The fixed build: no difference, and the base replay was reused, not replayed again.
     fixed = local.deploy(FIXED)
@@ -167,18 +179,37 @@ def test_a_session_whose_network_differs_on_replay_shows_in_checks_and_timeline(
 def test_a_screenshot_that_differs_from_itself_when_taken_again_is_a_flake(
     env: Env, keys: Keys, local: LocalSources
 ) -> None:
+    # Two sessions, both taken again (side by side in the camera), both found flaky.
+    local.add_session(shopping_session())
     local.add_session(shopping_session())
     local.deploy(BASE, "flaky")
     run_id = _run(env, keys, local, local.deploy(HEAD, "flaky"))
     counts = review.get_test_run_diffs_counts(env, keys.agent, test_run_id=run_id)["outcomes"]
-    assert counts["flake"] >= 1 and counts["diff"] == 0
+    assert counts["flake"] >= 2 and counts["diff"] == 0
     rows = review.get_test_run_diffs(env, keys.agent, test_run_id=run_id, include_all_diffs=True)
     flaky = [r for r in rows["diffs"] if r["outcome"] == "flake"]
-    assert flaky and not any(r["isSelected"] for r in flaky)
+    assert len({r["sessionId"] for r in flaky}) == 2
+    assert not any(r["isSelected"] for r in flaky)
     urls = review.get_image_urls(
         env, keys.agent, flaky[0]["replayDiffId"], flaky[0]["screenshotName"]
     )
     assert urls["retake"]
+    # The run belongs to no pull request: a rejection is a verdict on one.
+    refusal = (
+        f"test run {run_id} belongs to no pull request, so its diffs cannot be rejected: trigger "
+        "the pull request's run with its number (prNumber, pr_number or --pr), or say what is "
+        "wrong in a comment"
+    )
+    with pytest.raises(Conflict, match=re.escape(refusal)):
+        review.reject_diff(
+            env, keys.agent, flaky[0]["replayDiffId"], flaky[0]["screenshotName"], "no", 0, 0
+        )
+    with pytest.raises(Conflict, match="belongs to no pull request"):
+        review.decide(
+            env, keys.admin, flaky[0]["replayDiffId"], flaky[0]["screenshotName"], "reject"
+        )
+    decisions = review.get_test_run_diffs_counts(env, keys.agent, test_run_id=run_id)["decisions"]
+    assert decisions["rejected"] == 0
 
 
 @sqlite_only
@@ -268,6 +299,8 @@ def test_every_refusal_says_what_is_wrong_and_changes_nothing(
         )
     with pytest.raises(InvalidInput, match="sessionIds is empty"):
         runs.trigger_test_run(env, keys.ci, deployment_id=head, base_sha=BASE, session_ids=[])
+    with pytest.raises(InvalidInput, match="pr_number must be a positive integer"):
+        runs.trigger_test_run(env, keys.ci, deployment_id=head, base_sha=BASE, pr_number=0)
     with pytest.raises(InvalidInput, match="gitDiffOutput names no changed file"):
         runs.trigger_test_run(
             env, keys.ci, deployment_id=head, base_sha=BASE, git_diff_output="nothing here"
@@ -279,7 +312,7 @@ def test_every_refusal_says_what_is_wrong_and_changes_nothing(
         assert s.scalar(select(func.count(Replay.id))) == 0
 
     # No base deployment: every screenshot is missing its base, and nothing can be rejected.
-    run_id = _run(env, keys, local, head, session_ids=[session])
+    run_id = _run(env, keys, local, head, session_ids=[session], pr_number=3)
     rows = review.get_test_run_diffs(env, keys.agent, test_run_id=run_id, include_all_diffs=True)
     assert {r["outcome"] for r in rows["diffs"]} == {"missing-base"}
     replay_diff = rows["diffs"][0]["replayDiffId"]
@@ -332,3 +365,41 @@ def test_a_deployment_that_cannot_be_reached_fails_its_replays_and_says_why(
     reason = found["diffs"][0]["reason"]
     assert reason.startswith("the head replay failed (the replay stopped: ")
     assert "127.0.0.1:9" in reason
+
+
+@sqlite_only
+def test_a_replay_that_outlives_the_runs_max_duration_stops_and_keeps_what_it_took(
+    env: Env, keys: Keys, local: LocalSources
+) -> None:
+    # A name typed, then six clicks on the hidden toast: each waits its 3 s for the toast to
+    # show, so the replay needs well over the run's 10 s.
+    whole = shopping_json()
+    events = [whole["events"][0]] + [
+        {"type": "click", "selectors": ["#toast"], "label": "text 'Saved'", "box": None}
+        for _ in range(6)
+    ]
+    for seq, event in enumerate(events):
+        event.update(seq=seq, t=400 + 500 * seq)
+    local.add_session(Recording.from_json({**whole, "events": events}))
+    run_id = _run(env, keys, local, local.deploy(HEAD), max_duration_seconds=10)
+    assert runs.get_test_run(env, keys.agent, run_id).status == "complete"
+    with env.db.read() as s:
+        replay = s.scalars(select(Replay).where(Replay.test_run_id == run_id)).one()
+        taken = s.scalars(
+            select(ReplayScreenshot.name)
+            .where(ReplayScreenshot.replay_id == replay.id)
+            .order_by(ReplayScreenshot.position)
+        ).all()
+        timeline = [(e["event"], e["description"]) for e in replay.timeline]
+        state, reason = replay.state, replay.reason
+        # A stopped replay is never reused: the next run of that deployment replays it again.
+        run = runs.get_run_row(s, keys.agent, run_id)
+        assert runs._reusable(s, run, replay.session_id, replay.deployment_id) is None
+    played = len(taken)
+    assert state == "stopped" and 1 <= played < len(events)
+    assert reason == (
+        f"stopped after {played} events: the run's maxDurationSeconds (10 s) passed; the "
+        "screenshots taken before are kept"
+    )
+    assert taken == [f"after-event-{n}" for n in range(played)]  # no end-state
+    assert timeline[-1] == ("error", f"stopped after {played} of 7 events: out of time")

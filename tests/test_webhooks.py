@@ -10,13 +10,11 @@ import base64
 from collections.abc import Iterator
 from datetime import timedelta
 
-import anyio
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from tests.conftest import Keys, drain, shot
-from tests.mcp_clients import BASE, connect, serving, texts
 from tests.webhook_receiver import Receiver, receiving
 from viewfinder.app import create_app
 from viewfinder.errors import AddressRefused, Conflict, Forbidden, NotFound
@@ -215,9 +213,7 @@ def test_resuming_is_refused_without_a_webhook_or_by_a_key_without_the_review_ro
         webhooks.resume(env, keys.agent, "rev_nothing")
 
 
-def test_the_owner_resumes_over_rest_and_over_the_default_mcp_profile(
-    env: Env, keys: Keys, receiver: Receiver
-) -> None:
+def test_the_owner_resumes_over_rest(env: Env, keys: Keys, receiver: Receiver) -> None:
     review = pause(env, keys, receiver)
     agent_key = keys.secrets["agent"]
     with TestClient(create_app(env=env, workers=0)) as client:
@@ -231,14 +227,3 @@ def test_the_owner_resumes_over_rest_and_over_the_default_mcp_profile(
         assert again.status_code == 409 and "not paused" in again.json()["error"]["message"]
     drain(env)
     assert len(receiver.deliveries) == 2 and receiver.deliveries[1].signed
-
-    second = pause(env, keys, receiver)
-
-    async def resume_over_mcp() -> str:
-        async with serving(env) as app, connect(f"{BASE}/mcp", key=agent_key, app=app) as agent:
-            result = await agent.call_tool("resume_checkup_webhook", {"id": second.id})
-            assert not result.is_error, texts(result)
-            assert result.structured_content is not None
-            return str(result.structured_content["webhook"]["state"])
-
-    assert anyio.run(resume_over_mcp) == "active"

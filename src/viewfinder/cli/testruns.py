@@ -51,6 +51,12 @@ def trigger(
     session: Annotated[
         list[str] | None, typer.Option("--session", metavar="ID", help="A session (repeat).")
     ] = None,
+    pr: Annotated[
+        int | None,
+        typer.Option(
+            "--pr", metavar="N", help="The pull request it tests (only then can diffs be rejected)."
+        ),
+    ] = None,
     wait: Annotated[
         bool, typer.Option("--wait", help="Wait until the run completes and print its diffs.")
     ] = False,
@@ -70,6 +76,7 @@ def trigger(
         "base_sha": base,
         "git_diff_output": diff_text,
         "session_ids": session or None,
+        "pr_number": pr,
     }
     with Client(url, key) as client:
         started = client.post("/test-runs", {k: v for k, v in body.items() if v is not None})

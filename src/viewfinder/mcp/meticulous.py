@@ -120,6 +120,7 @@ def _trigger(call: Call, a: TriggerArgs) -> Out:
         git_diff_output=a.gitDiffOutput,
         session_ids=a.sessionIds,
         max_duration_seconds=a.maxDurationSeconds,
+        pr_number=a.prNumber,
         dry_run=a.dryRun,
     )
     return shaped_record(started)

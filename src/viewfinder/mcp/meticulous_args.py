@@ -203,6 +203,9 @@ class TriggerArgs(ProjectArg):
     )
     sessionIds: list[str] | None = Field(None, description="Default: the chosen sessions.")
     maxDurationSeconds: float | None = Field(None, description="10 to 86400.")
+    prNumber: int | None = Field(
+        None, description="The pull request it tests: only its run's diffs can be rejected."
+    )
     dryRun: bool = Field(False, description="Say what would run; start nothing.")
 
 

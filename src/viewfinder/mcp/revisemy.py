@@ -23,7 +23,6 @@ from viewfinder.mcp.revisemy_shapes import (
     AddToCheckupArgs,
     CancelArgs,
     CheckoutArgs,
-    CheckupIdArg,
     CreateReviewArgs,
     DecideArgs,
     GetCheckupArgs,
@@ -35,7 +34,7 @@ from viewfinder.mcp.revisemy_shapes import (
     VerifyArgs,
 )
 from viewfinder.mcp.tooling import Call, Result, TextResult, ToolSpec
-from viewfinder.services import checkup_marks, checkups, credits, permissions, webhooks
+from viewfinder.services import checkup_marks, checkups, credits, permissions
 from viewfinder.services.checkup_records import (
     FindingsResult,
     ResolveResult,
@@ -199,10 +198,6 @@ def _add_to(call: Call, a: AddToCheckupArgs) -> Result:
         review = checkups.request_second_opinion(call.env, call.actor, a.id, a.screenshot_index)
         result = FindingsResult(added=[], review=review)
     return result
-
-
-def _resume(call: Call, a: CheckupIdArg) -> Result:
-    return webhooks.resume(call.env, call.actor, a.id)
 
 
 # ---- the app-only tools: the person, through the review app, with the link's token --------------
@@ -433,15 +428,5 @@ DEFAULT_TOOLS: list[ToolSpec] = [
         ResolveResult,
         _resolved,
         operation="resolve_marks",
-    ),
-    ToolSpec(
-        "resume_checkup_webhook",
-        "Resume a checkup's webhook that five failed deliveries in a row paused "
-        "(webhook.state paused in get_checkup), once its receiver works again: the failure "
-        "count starts over and the last decision that could not be delivered is sent again.",
-        CheckupIdArg,
-        ReviewRecord,
-        _resume,
-        operation="resume_webhook",
     ),
 ]

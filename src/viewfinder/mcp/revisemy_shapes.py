@@ -147,10 +147,6 @@ class PaymentAnswer(BaseModel):
 # ---- the default profile's twins --------------------------------------------------------------
 
 
-class CheckupIdArg(BaseModel):
-    id: str = Field(description="The checkup (rev_...).")
-
-
 class GetCheckupArgs(BaseModel):
     id: str | None = Field(
         None, description="The checkup (rev_...); omit to list the ones this key opened."

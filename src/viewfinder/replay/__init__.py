@@ -9,9 +9,10 @@ only ``viewfinder.capture`` (the warm Chromium camera), ``viewfinder.imaging`` a
 
 Use::
 
-    replay(recording, base_url, chromium="/usr/bin/chromium", seconds=120) -> ReplayResult
-        screenshots after-event-N and end-state (PNG, normalised DOM, coverage each),
-        the timeline and what the page did that the recording did not
+    replay(recording, base_url, chromium="/usr/bin/chromium", seconds=120, stop_after=None)
+        -> ReplayResult: screenshots after-event-N and end-state (PNG, normalised DOM,
+        coverage each), the timeline and what the page did that the recording did not;
+        past stop_after seconds no further event is played (stopped_after says how many were)
     dom_diff(base_dom, head_dom, context=3)          "[diff N]" hunks, indentation stripped
     timeline_diff(base, head)                        rows diff/timeMs/event/description
     coverage.diff(base_files, head_files)            rows keyed by file and function
@@ -46,9 +47,15 @@ __all__ = [
 
 
 def replay(
-    recording: Recording, base_url: str, *, chromium: str = CHROMIUM, seconds: float = 120.0
+    recording: Recording,
+    base_url: str,
+    *,
+    chromium: str = CHROMIUM,
+    seconds: float = 120.0,
+    stop_after: float | None = None,
 ) -> ReplayResult:
     """Play ``recording`` on the deployment served at ``base_url`` in this process's warm
-    Chromium. Raises CaptureFailed when the browser fails or the replay outlives
-    ``seconds``."""
-    return camera(chromium).run(runner(recording, base_url, seconds), seconds=seconds)
+    Chromium. After ``stop_after`` seconds no further event is played: the result keeps the
+    screenshots taken and says how far it got (``stopped_after``). Raises CaptureFailed when
+    the browser fails or the replay outlives ``seconds``."""
+    return camera(chromium).run(runner(recording, base_url, seconds, stop_after), seconds=seconds)

@@ -83,7 +83,9 @@ class ReplayShot:
 class ReplayResult:
     """A whole replay. ``unrecorded`` are the calls the recording had no answer for (each got
     a 404); ``failed_requests`` calls answered with an error status or not at all;
-    ``console_errors`` and ``exceptions`` what the page reported."""
+    ``console_errors`` and ``exceptions`` what the page reported. ``stopped_after`` is the
+    number of events played when the replay was stopped early (out of its time), else None:
+    it then has no ``end-state``."""
 
     shots: tuple[ReplayShot, ...]
     timeline: tuple[TimelineEntry, ...]
@@ -95,6 +97,7 @@ class ReplayResult:
     engine_version: str = ENGINE_VERSION
     steps: int = 0
     coverage: tuple[FileCoverage, ...] = field(default=())
+    stopped_after: int | None = None
 
     def shot(self, name: str) -> ReplayShot | None:
         return next((s for s in self.shots if s.name == name), None)

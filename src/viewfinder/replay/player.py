@@ -104,13 +104,24 @@ API_TYPES = ("fetch", "xhr", "eventsource")
 
 
 class Player:
-    """One replay of ``recording`` on the deployment at ``base_url`` (scheme://host:port)."""
+    """One replay of ``recording`` on the deployment at ``base_url`` (scheme://host:port).
+    ``deadline`` (time.monotonic) fails a replay that outlives it; ``stop_at`` ends one
+    early instead, keeping the screenshots taken so far (a run's time limit)."""
 
-    def __init__(self, recording: Recording, base_url: str, *, deadline: float) -> None:
+    def __init__(
+        self,
+        recording: Recording,
+        base_url: str,
+        *,
+        deadline: float,
+        stop_at: float | None = None,
+    ) -> None:
         parts = urlsplit(base_url)
         self.recording = recording
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.deadline = deadline
+        self.stop_at = stop_at
+        self.stopped_after: int | None = None  # events played when stop_at passed
         self.stub = Stub(recording)
         self.virtual_ms = 0
         self.timeline: list[TimelineEntry] = []
@@ -313,8 +324,12 @@ class Player:
 
     async def shoot(self, page: Page, cdp: CDPSession, name: str) -> None:
         png = await page.screenshot(animations="disabled", caret="hide", timeout=self._left_ms())
-        dom = str(await page.evaluate(NORMALISE_DOM))
-        taken = await cdp.send("Profiler.takePreciseCoverage")
+        # Two reads of a page that holds still (its clock paused, its calls answered), asked
+        # for together; not beside the screenshot, whose styles would show in the DOM.
+        normalised, taken = await asyncio.gather(
+            page.evaluate(NORMALISE_DOM), cdp.send("Profiler.takePreciseCoverage")
+        )
+        dom = str(normalised)
         files = coverage.from_v8(taken.get("result", []), self.sources, self.origin)
         header = read_header(png, name="the screenshot")
         self.shots.append(
@@ -374,12 +389,17 @@ class Player:
         first_gap = int(min(events[0].t, MAX_GAP_MS)) if events else LOAD_MS
         await self.settle(page, max(first_gap, LOAD_MS))
         for index, event in enumerate(events):
+            if self.stop_at is not None and time.monotonic() >= self.stop_at:
+                self.stopped_after = index
+                self.note("error", f"stopped after {index} of {len(events)} events: out of time")
+                break
             await self.play(page, index, event)
             nxt = events[index + 1].t if index + 1 < len(events) else event.t + END_MS
             await self.settle(page, int(min(max(nxt - event.t, 1), MAX_GAP_MS)))
             await self.shoot(page, cdp, f"after-event-{index}")
-        await self.settle(page, END_MS)
-        await self.shoot(page, cdp, "end-state")
+        if self.stopped_after is None:
+            await self.settle(page, END_MS)
+            await self.shoot(page, cdp, "end-state")
         return ReplayResult(
             shots=tuple(self.shots),
             timeline=tuple(self.timeline),
@@ -388,7 +408,8 @@ class Player:
             console_errors=tuple(self.console_errors),
             exceptions=tuple(self.exceptions),
             notes=tuple(self.notes),
-            steps=len(events),
+            steps=len(events) if self.stopped_after is None else self.stopped_after,
+            stopped_after=self.stopped_after,
             coverage=coverage.merge(f for s in self.shots for f in s.coverage),
         )
 
@@ -433,12 +454,14 @@ class Player:
 
 
 def runner(
-    recording: Recording, base_url: str, seconds: float
+    recording: Recording, base_url: str, seconds: float, stop_after: float | None = None
 ) -> Callable[[Spares], Awaitable[ReplayResult]]:
     """The work the camera runs: a replay in a fresh context of its live browser."""
 
     async def work(spares: Spares) -> ReplayResult:
-        player = Player(recording, base_url, deadline=time.monotonic() + seconds)
+        now = time.monotonic()
+        stop_at = None if stop_after is None else now + stop_after
+        player = Player(recording, base_url, deadline=now + seconds, stop_at=stop_at)
         try:
             return await player.run(spares.browser)
         except CaptureFailed:

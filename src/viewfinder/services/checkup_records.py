@@ -142,7 +142,7 @@ class WebhookRecord(Record):
     url: str
     state: Literal["active", "paused"] = Field(
         description="paused after five failed deliveries in a row; its owner resumes it "
-        "(resume_checkup_webhook, POST /api/v1/reviews/{id}/webhook/resume)."
+        "(POST /api/v1/reviews/{id}/webhook/resume, viewfinder checkup resume-webhook)."
     )
     failures: int = Field(description="Failed deliveries in a row; five pause the webhook.")
     secret: str = Field(description="HMAC-SHA256 key of the X-Viewfinder-Signature header.")

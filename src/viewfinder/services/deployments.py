@@ -24,7 +24,7 @@ from pydantic import Field
 from sqlalchemy import delete, select
 
 from viewfinder.capture.policy import Policy
-from viewfinder.errors import Conflict, InvalidInput, NotFound, Unavailable
+from viewfinder.errors import AddressRefused, Conflict, InvalidInput, NotFound, Unavailable
 from viewfinder.ids import new_id, well_formed
 from viewfinder.jobs import registry
 from viewfinder.replay.bundle import BundleLimits, check_zip, unpack
@@ -435,7 +435,8 @@ def open_deployment(env: Env, deployment_id: str) -> Iterator[str]:
     """Serve a deployment while the block runs and yield its base URL (no trailing slash): a
     static build from 127.0.0.1 (unpacked once into the data directory), a preview's own URL,
     a container started for the block. For the replay engine, which runs without a caller's
-    key: the deployment is looked up by id alone. Raises NotFound, Unavailable."""
+    key: the deployment is looked up by id alone. A preview's address is checked again first.
+    Raises NotFound, Unavailable, AddressRefused, CaptureFailed."""
     with env.db.read() as s:
         row = s.get(Deployment, deployment_id) if well_formed(deployment_id) else None
         if row is None:
@@ -449,6 +450,7 @@ def open_deployment(env: Env, deployment_id: str) -> Iterator[str]:
         )
     if kind == "url":
         assert url is not None
+        _check_again(env, url)
         yield url.rstrip("/")
     elif kind == "static":
         assert sha256 is not None
@@ -462,6 +464,20 @@ def open_deployment(env: Env, deployment_id: str) -> Iterator[str]:
         assert container is not None
         with _running_container(env, container) as base:
             yield base
+
+
+def _check_again(env: Env, url: str) -> None:
+    """A preview's address passed the guard when it was registered; its name may resolve
+    elsewhere since (DNS rebinding), or the allow-list may have changed: each replay checks
+    it again, as a capture would. Raises AddressRefused, CaptureFailed."""
+    try:
+        Policy.from_settings(env.settings).guard.check_url(url, what="the preview URL")
+    except AddressRefused as exc:
+        raise AddressRefused(
+            f"the preview URL was checked again before replaying on it and is refused: "
+            f"{exc.message}",
+            **exc.details,
+        ) from None
 
 
 @contextlib.contextmanager

@@ -83,6 +83,9 @@ class DiffRecord(ComparisonResult):
 
 # Outcomes (and the story states named after them) a decision can be recorded on.
 REVIEWABLE = ("changed", "failed")
+# The owner kind of a replay screenshot pair's comparison (services/testruns/work.py): it has
+# no baseline, and its decisions follow the test runs' rules.
+REPLAYED = "replay"
 Action = Literal["accept", "deny", "ignore", "approve"]
 
 
@@ -293,6 +296,11 @@ def refusal(actor: Actor, row: Comparison, f: Facts, action: Action) -> Viewfind
         forbidden = permissions.refusal(actor, "approve_diff")
         if forbidden is not None or row.approved_at is not None:
             return forbidden  # approving twice answers "already approved"
+        if row.owner_kind == REPLAYED:
+            return InvalidInput(
+                f"diff {row.id} compares two replays of a session: there is no baseline to "
+                "approve; accept, deny or ignore it instead"
+            )
         if f.outcome is None:
             return Conflict(f"diff {row.id} is still computing: approve it once it is done")
         if row.registered:

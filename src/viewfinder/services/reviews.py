@@ -103,6 +103,10 @@ def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewRe
     permissions.require(actor, "review_diff")
     if decision not in DECISIONS:
         raise InvalidInput(f"decision must be accept, deny or ignore (got {decision!r})")
+    with env.db.read() as s:
+        replayed = diffs.get_row(s, actor, diff_id).owner_kind == diffs.REPLAYED
+    if replayed:
+        return _review_replayed(env, actor, diff_id, decision)
     with env.db.write() as s:
         row = diffs.get_row(s, actor, diff_id)
         moved = _decide(s, actor, row, decision)
@@ -127,6 +131,21 @@ def review_diff(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewRe
             baseline_updated=moved is not None,
             message=message,
         )
+
+
+def _review_replayed(env: Env, actor: Actor, diff_id: str, decision: str) -> ReviewResult:
+    """A replay screenshot's pair has no baseline: its decision follows the test runs' rules
+    (an agent only rejects, and only on a pull request's run)."""
+    from viewfinder.services.testruns import review as replays
+
+    replay_diff_id, name = replays.screenshot_of(env, actor, diff_id)
+    said = {"accept": "accept", "deny": "reject", "ignore": "ignore"}[decision]
+    replays.decide(env, actor, replay_diff_id, name, said)
+    return ReviewResult(
+        diff=diffs.get_diff(env, actor, diff_id),
+        baseline_updated=False,
+        message=f"Recorded: {DECISIONS[decision]} (screenshot {name} of {replay_diff_id}).",
+    )
 
 
 def accept_build(

@@ -33,6 +33,9 @@ class ReplayRun(Base):
     commit_sha: Mapped[str] = mapped_column(String(64))
     base_sha: Mapped[str | None] = mapped_column(String(64))
     base_deployment_id: Mapped[str | None] = mapped_column(String(40))
+    # The pull request the run tests, when it tests one: only such a run's diffs can be
+    # rejected (a rejection is a verdict on a pull request).
+    pr_number: Mapped[int | None] = mapped_column(Integer)
     state: Mapped[str] = mapped_column(String(12), default="processing")
     phase: Mapped[str] = mapped_column(String(12), default="replaying")
     reason: Mapped[str | None] = mapped_column(Text)
@@ -62,7 +65,9 @@ class Replay(Base):
     session_id: Mapped[str] = mapped_column(String(40))
     deployment_id: Mapped[str] = mapped_column(String(40))
     engine_version: Mapped[str] = mapped_column(String(20))
-    state: Mapped[str] = mapped_column(String(10), default="pending")  # pending|done|failed
+    # pending | done | failed | stopped (the run's time limit passed: what it took is kept,
+    # and it is never reused)
+    state: Mapped[str] = mapped_column(String(10), default="pending")
     reason: Mapped[str | None] = mapped_column(Text)
     timeline: Mapped[list[Any]] = mapped_column(default=list)
     facts: Mapped[dict[str, Any]] = mapped_column(default=dict)

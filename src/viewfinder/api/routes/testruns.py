@@ -44,6 +44,9 @@ class Trigger(Body):
         description="Default: the chosen sessions.",
     )
     max_duration_seconds: float | None = Field(None, ge=10, le=86400)
+    pr_number: int | None = Field(
+        None, ge=1, description="The pull request it tests: only its run's diffs can be rejected."
+    )
     dry_run: bool = False
 
 
@@ -60,6 +63,7 @@ async def trigger(body: Trigger, env: EnvDep, actor: ActorDep) -> TriggerResult:
         git_diff_output=body.git_diff_output,
         session_ids=body.session_ids,
         max_duration_seconds=body.max_duration_seconds,
+        pr_number=body.pr_number,
         dry_run=body.dry_run,
     )
 

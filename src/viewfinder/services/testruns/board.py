@@ -1,19 +1,21 @@
 """A test run as the dashboard shows it: each differing screenshot with its images, its DOM
-diff and its decision, and each session's timeline changes. One call, for one page."""
+diff, its decision and its comment threads, and each session's timeline changes. One call,
+for one page."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import select
 
 from viewfinder.replay.diffs import dom_diff, timeline_diff
 from viewfinder.replay.model import TimelineEntry
-from viewfinder.services import permissions
+from viewfinder.services import permissions, threads
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.testruns.review import DIFFERING, decision_of, open_comments
 from viewfinder.services.testruns.runs import RunRecord, get_run_row, run_record
+from viewfinder.services.threads import ThreadRecord
 from viewfinder.store.models import Comparison
 from viewfinder.store.replay_models import Replay, ReplayDiff, ReplayScreenshot, ScreenshotDiff
 
@@ -31,6 +33,7 @@ class ShotRow:
     before_image_id: str | None
     after_image_id: str | None
     dom: str
+    threads: list[ThreadRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -92,4 +95,10 @@ def run_board(env: Env, actor: Actor, test_run_id: str) -> RunBoard:
             head_replay = s.get(Replay, diff.head_replay_id)
             rows = timeline_diff(_timeline(base_replay), _timeline(head_replay), include_same=False)
             sessions.append(SessionChanges(diff.id, diff.session_id, rows))
-        return RunBoard(run_record(run), shots, sessions)
+        record = run_record(run)
+    # The threads (with what this viewer may do to each) as the story page reads them.
+    shots = [
+        replace(row, threads=threads.list_comments(env, actor, row.diff_id)) if row.diff_id else row
+        for row in shots
+    ]
+    return RunBoard(record, shots, sessions)

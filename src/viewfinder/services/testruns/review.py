@@ -79,11 +79,14 @@ def get_test_run_diffs(
     include_mismatch_fraction: bool = False,
     include_dom_diff_ids: bool = False,
     order_by_replay_diffs: bool = False,
+    include_diff_ids: bool = False,
 ) -> dict[str, Any]:
     """``{status: processing}`` while the run computes, ``{status: failed, reason}``, or
     ``{status: complete, testRunId, diffs}``: the representative subset (one screenshot per
     distinct DOM change, likely regressions first), or every differing screenshot with
-    ``isSelected`` when all are asked for. The ``only*`` flags widen to their union."""
+    ``isSelected`` when all are asked for. The ``only*`` flags widen to their union.
+    ``include_diff_ids`` adds ``diffId``, the pair's comparison, which the default profile's
+    review and comment tools take."""
     permissions.require(actor, "read_test_runs")
     with env.db.read() as s:
         run = resolve_run(s, actor, test_run_id, commit_sha)
@@ -133,6 +136,8 @@ def get_test_run_diffs(
                 row["mismatchFraction"] = shot.mismatch
             if include_dom_diff_ids:
                 row["domDiffId"] = shot.dom_key[:16] if shot.dom_key else None
+            if include_diff_ids:
+                row["diffId"] = shot.comparison_id
             if shot.outcome in ("missing-base", "missing-head"):
                 row["reason"] = _missing_reason(s, diff, shot.outcome)
             rows.append(row)
@@ -149,6 +154,8 @@ def _missing_reason(s: Session, diff: ReplayDiff, outcome: str) -> str:
     replay = s.get(Replay, replay_id)
     if replay is not None and replay.state == "failed":
         return f"the {side} replay failed ({replay.reason})"
+    if replay is not None and replay.state == "stopped":
+        return f"the {side} replay was {replay.reason}"
     return f"the {side} replay took no screenshot of that name (its events went otherwise)"
 
 
@@ -294,6 +301,21 @@ def _comparison_id(s: Session, actor: Actor, replay_diff_id: str, name: str) -> 
     return row.comparison_id
 
 
+def _rejectable(s: Session, actor: Actor, replay_diff_id: str, name: str) -> str:
+    """The comparison of a screenshot diff that may be rejected: its run must belong to a pull
+    request (a rejection is a verdict on one; a branch's run has none to give it to)."""
+    row = _shot_diff(s, actor, replay_diff_id, name)
+    run = s.get(ReplayRun, row.test_run_id)
+    if run is not None and run.pr_number is None:
+        raise Conflict(
+            f"test run {run.id} belongs to no pull request, so its diffs cannot be rejected: "
+            "trigger the pull request's run with its number (prNumber, pr_number or --pr), or "
+            "say what is wrong in a comment",
+            test_run_id=run.id,
+        )
+    return _comparison_id(s, actor, replay_diff_id, name)
+
+
 def _point(x: Any, y: Any) -> dict[str, Any]:
     for name, value in (("x", x), ("y", y)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
@@ -310,7 +332,7 @@ def reject_diff(
     anchor = _point(x, y)
     body = threads.check_body(reason)
     with env.db.write() as s:
-        comparison_id = _comparison_id(s, actor, replay_diff_id, screenshot_name)
+        comparison_id = _rejectable(s, actor, replay_diff_id, screenshot_name)
         row = s.get(Comparison, comparison_id, with_for_update=True)
         assert row is not None
         repeated = row.decision == "denied" and row.decided_by == actor.key_id
@@ -351,7 +373,10 @@ def decide(
             "(reject_diff) or say why it looks ignorable (ignore_diff), and a person decides"
         )
     with env.db.write() as s:
-        comparison_id = _comparison_id(s, actor, replay_diff_id, screenshot_name)
+        if decision == "reject":
+            comparison_id = _rejectable(s, actor, replay_diff_id, screenshot_name)
+        else:
+            comparison_id = _comparison_id(s, actor, replay_diff_id, screenshot_name)
         if decision != "reject" and open_comments(s, comparison_id):
             raise Conflict(
                 f"screenshot {screenshot_name} of {replay_diff_id} has open comment threads: "
@@ -363,6 +388,22 @@ def decide(
         row.decided_by = actor.key_id
         row.decided_at = utcnow()
         return {"decision": decision_of(row)}
+
+
+def screenshot_of(env: Env, actor: Actor, comparison_id: str) -> tuple[str, str]:
+    """The replay diff and screenshot name whose pair a comparison (owner kind ``replay``)
+    compared, so that a decision made on the comparison keeps to the rules above. Raises
+    NotFound."""
+    with env.db.read() as s:
+        row = s.scalar(
+            select(ScreenshotDiff).where(
+                ScreenshotDiff.comparison_id == comparison_id,
+                ScreenshotDiff.project_id == actor.project_id,
+            )
+        )
+        if row is None:
+            raise NotFound(f"no diff {comparison_id!r} in this project", diff_id=comparison_id)
+        return row.replay_diff_id, row.name
 
 
 def ignore_diff(

@@ -21,7 +21,7 @@ from viewfinder.errors import InvalidInput, NotFound
 from viewfinder.ids import new_id, well_formed
 from viewfinder.jobs import queue as jobs
 from viewfinder.replay import ENGINE_VERSION
-from viewfinder.services import permissions, scoping
+from viewfinder.services import contexts, permissions, scoping
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
 from viewfinder.services.testruns import sources
@@ -54,6 +54,7 @@ class RunRecord(Record):
     baseSha: str | None  # noqa: N815
     deploymentId: str  # noqa: N815
     baseDeploymentId: str | None  # noqa: N815
+    prNumber: int | None = None  # noqa: N815 - the pull request it tests (null: a branch's)
     sessionIds: list[str]  # noqa: N815
     createdAt: datetime  # noqa: N815
     completedAt: datetime | None  # noqa: N815
@@ -169,13 +170,16 @@ def trigger_test_run(
     git_diff_output: str | None = None,
     session_ids: list[str] | None = None,
     max_duration_seconds: float | None = None,
+    pr_number: int | None = None,
     dry_run: bool = False,
 ) -> TriggerResult:
     """Start a run of the chosen sessions on a deployment against a base commit; returns at
-    once. Raises InvalidInput, NotFound, Forbidden, Unavailable."""
+    once. ``pr_number`` is the pull request the deployment is the head of: only its run's
+    diffs can be rejected. Raises InvalidInput, NotFound, Forbidden, Unavailable."""
     permissions.require(actor, "trigger_test_run")
     src = sources.current()
     base = check_sha(base_sha, "baseSha")
+    pr = contexts.check_pr(pr_number)
     if deployment_id is None and commit_sha is None:
         raise InvalidInput(
             "name the deployment to test (deploymentId), or a commit whose latest deployment "
@@ -226,6 +230,7 @@ def trigger_test_run(
             commit_sha=head_sha,
             base_sha=base,
             base_deployment_id=base_deployment,
+            pr_number=pr,
             session_ids=chosen,
             selection=selection,
             changed_lines=changed,
@@ -320,6 +325,7 @@ def run_record(run: ReplayRun) -> RunRecord:
         baseSha=run.base_sha,
         deploymentId=run.deployment_id,
         baseDeploymentId=run.base_deployment_id,
+        prNumber=run.pr_number,
         sessionIds=list(run.session_ids),
         createdAt=run.created_at,
         completedAt=run.completed_at,

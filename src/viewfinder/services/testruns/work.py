@@ -18,11 +18,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from viewfinder import imaging
+from viewfinder.capture.camera import CONCURRENT
 from viewfinder.errors import ViewfinderError
 from viewfinder.ids import new_id
 from viewfinder.imaging import Limits
@@ -30,7 +32,7 @@ from viewfinder.jobs import queue as jobs
 from viewfinder.jobs import registry
 from viewfinder.replay import ReplayResult, replay
 from viewfinder.replay.diffs import dom_diff
-from viewfinder.services import comparisons, images, storage
+from viewfinder.services import comparisons, diffs, images, storage
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.testruns import checks, sources
 from viewfinder.services.testruns.runs import COMPARE_JOB, FINISH_JOB, REPLAY_JOB
@@ -44,8 +46,10 @@ from viewfinder.store.replay_models import (
 )
 
 log = logging.getLogger("viewfinder.testruns")
-OWNER = "replay"
+OWNER = diffs.REPLAYED
 REPLAY_SECONDS = 300.0
+# Retakes at once: as many as the camera plays side by side.
+RETAKES_AT_ONCE = CONCURRENT
 ORDER = {"diff": 0, "different-size": 1, "missing-head": 2, "missing-base": 3, "flake": 4}
 # What the representative subset shows: differences, and what could not be compared at all.
 SHOWN = ("diff", "different-size", "missing-head", "missing-base")
@@ -60,11 +64,19 @@ def run_actor(run: ReplayRun | Replay, key_id: str = "system") -> Actor:
 # ---- replay ---------------------------------------------------------------------------------
 
 
-def play(env: Env, actor: Actor, session_id: str, deployment_id: str) -> ReplayResult:
+def play(
+    env: Env, actor: Actor, session_id: str, deployment_id: str, stop_after: float | None = None
+) -> ReplayResult:
     src = sources.current()
     recording = src.recording(env, actor, session_id)
     with src.open(env, deployment_id) as base_url:
-        return replay(recording, base_url, chromium=env.settings.chromium, seconds=REPLAY_SECONDS)
+        return replay(
+            recording,
+            base_url,
+            chromium=env.settings.chromium,
+            seconds=REPLAY_SECONDS,
+            stop_after=stop_after,
+        )
 
 
 def run_replay(env: Env, replay_id: str, job_id: int | None = None) -> bool:
@@ -74,19 +86,20 @@ def run_replay(env: Env, replay_id: str, job_id: int | None = None) -> bool:
             return False
         actor = run_actor(row)
         run = s.get(ReplayRun, row.test_run_id)
-        late = (
-            run is not None
-            and run.max_duration is not None
-            and ((utcnow() - run.created_at).total_seconds() > run.max_duration)
-        )
+        # What is left of the run's maxDurationSeconds: the replay stops there, keeping what
+        # it took (a replay of a long session could otherwise outlive the run's limit).
+        limit = left = None
+        if run is not None and run.max_duration is not None:
+            limit = run.max_duration
+            left = limit - (utcnow() - run.created_at).total_seconds()
         session_id, deployment_id, project_id = row.session_id, row.deployment_id, row.project_id
-    if late:
+    if left is not None and left <= 0:
         return _fail_replay(
             env, replay_id, "not replayed: the run's maxDurationSeconds had passed", job_id
         )
     started = time.monotonic()
     try:
-        result = play(env, actor, session_id, deployment_id)
+        result = play(env, actor, session_id, deployment_id, stop_after=left)
     except ViewfinderError as exc:  # the deployment or the browser failed: a result
         return _fail_replay(env, replay_id, exc.message, job_id)
     files = [
@@ -120,6 +133,12 @@ def run_replay(env: Env, replay_id: str, job_id: int | None = None) -> bool:
                 )
             )
         row.state = "done"
+        if result.stopped_after is not None:
+            row.state = "stopped"
+            row.reason = (
+                f"stopped after {result.stopped_after} events: the run's maxDurationSeconds "
+                f"({limit or 0:g} s) passed; the screenshots taken before are kept"
+            )
         row.timeline = [e.to_json() for e in result.timeline]
         row.facts = {
             "unrecorded": list(result.unrecorded),
@@ -220,7 +239,8 @@ def run_compare(env: Env, run_id: str, job_id: int | None = None) -> bool:
 
 def _pair(s: Session, actor: Actor, run: ReplayRun, diff: ReplayDiff) -> None:
     base_replay = s.get(Replay, diff.base_replay_id) if diff.base_replay_id else None
-    base = _shots(s, diff.base_replay_id if base_replay and base_replay.state == "done" else None)
+    kept = base_replay is not None and base_replay.state in ("done", "stopped")
+    base = _shots(s, diff.base_replay_id if kept else None)
     head = _shots(s, diff.head_replay_id)
     names = list(head) + [n for n in base if n not in head]
     for position, name in enumerate(names):
@@ -331,41 +351,65 @@ def _retake(
     ignore_noise: bool,
 ) -> dict[str, str]:
     """Replay each session with a differing screenshot once more on the head deployment;
-    the rows whose screenshot then differs from the first head one, with the retake's image."""
+    the rows whose screenshot then differs from the first head one, with the retake's image.
+    The camera plays RETAKES_AT_ONCE replays side by side, so they are asked for from as many
+    threads; each is compared as it comes back, in order."""
     limits = Limits(env.settings.max_image_bytes, env.settings.max_image_pixels)
     flakes: dict[str, str] = {}
-    for session_id, rows in differing.items():
+
+    def take(session_id: str) -> ReplayResult | None:
         try:
-            again = play(env, actor, session_id, deployment_id)
+            return play(env, actor, session_id, deployment_id)
         except ViewfinderError as exc:
             log.warning("could not take session %s again: %s", session_id, exc.message)
+            return None
+
+    with ThreadPoolExecutor(RETAKES_AT_ONCE, thread_name_prefix="retake") as pool:
+        taken = zip(differing.items(), pool.map(take, differing), strict=True)
+        for (session_id, rows), again in taken:
+            if again is not None:
+                flakes.update(_flaky(env, actor, session_id, rows, again, ignore_noise, limits))
+    return flakes
+
+
+def _flaky(
+    env: Env,
+    actor: Actor,
+    session_id: str,
+    rows: list[tuple[str, str, str]],
+    again: ReplayResult,
+    ignore_noise: bool,
+    limits: Limits,
+) -> dict[str, str]:
+    """The rows of one session whose retaken screenshot differs from the first, with the
+    retake's stored image."""
+    flakes: dict[str, str] = {}
+    for row_id, name, first_sha in rows:
+        shot = again.shot(name)
+        if shot is None or hashlib.sha256(shot.png).hexdigest() == first_sha:
             continue
-        for row_id, name, first_sha in rows:
-            shot = again.shot(name)
-            if shot is None or hashlib.sha256(shot.png).hexdigest() == first_sha:
-                continue
-            first = env.blobs.get(first_sha)
-            result = imaging.compare(
-                first, shot.png, ignore_noise=ignore_noise, diff_image=False, limits=limits
+        first = env.blobs.get(first_sha)
+        result = imaging.compare(
+            first, shot.png, ignore_noise=ignore_noise, diff_image=False, limits=limits
+        )
+        if not result.changed:
+            continue
+        sha = hashlib.sha256(shot.png).hexdigest()
+        storage.claim(env, actor.project_id, [storage.Bytes(shot.png, sha, "image/png")])
+        with env.db.write() as s:
+            [image] = images.insert_images(
+                s,
+                actor,
+                [
+                    (
+                        images.CheckedFile(shot.png, sha, "image/png", shot.width, shot.height),
+                        images.NewImage(
+                            name=f"{session_id}/{name}", variant="retake", source="replay"
+                        ),
+                    )
+                ],
             )
-            if not result.changed:
-                continue
-            sha = hashlib.sha256(shot.png).hexdigest()
-            storage.claim(env, actor.project_id, [storage.Bytes(shot.png, sha, "image/png")])
-            with env.db.write() as s:
-                [image] = images.insert_images(
-                    s,
-                    actor,
-                    [
-                        (
-                            images.CheckedFile(shot.png, sha, "image/png", shot.width, shot.height),
-                            images.NewImage(
-                                name=f"{session_id}/{name}", variant="retake", source="replay"
-                            ),
-                        )
-                    ],
-                )
-                flakes[row_id] = image.id
+            flakes[row_id] = image.id
     return flakes
 
 
