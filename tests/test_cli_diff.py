@@ -118,9 +118,18 @@ def test_broken_and_oversized_images_exit_two(
 
 
 # Modules a comparison on this machine never uses: loading them made `viewfinder diff` 16 times
-# slower than odiff as a process. (pydantic is typer's, for checking option values: a plain
-# command line is parsed without it, see cli/quick.py.)
-NOT_FOR_A_DIFF = ("httpx", "rich", "pydantic", "sqlalchemy", "starlette", "fastapi", "playwright")
+# slower than odiff as a process. (typer and pydantic, with which typer checks option values,
+# parse the command line when it is not plain; see cli/quick.py.)
+NOT_FOR_A_DIFF = (
+    "typer",
+    "httpx",
+    "rich",
+    "pydantic",
+    "sqlalchemy",
+    "starlette",
+    "fastapi",
+    "playwright",
+)
 
 
 def test_a_diff_loads_neither_the_http_client_nor_the_server(images: tuple[Path, Path]) -> None:

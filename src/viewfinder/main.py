@@ -3,18 +3,18 @@ start the server's processes (launch.py), in the order `viewfinder --help` lists
 
 Each command's module is imported only when that command runs (or when the whole list is
 shown): `viewfinder diff` never loads the HTTP client, the server or the capture engine, and
-starts in a fraction of the time."""
+on a plain command line not even typer (see cli/quick.py), so it starts in a fraction of the
+time."""
 
 from __future__ import annotations
 
 import importlib
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import typer
-
-from viewfinder.cli.client import ClientError
-from viewfinder.cli.output import EXIT_ERROR
+if TYPE_CHECKING:
+    import typer
 
 # name: "module:attribute", a command function or a typer.Typer group of commands.
 COMMANDS = {
@@ -59,6 +59,10 @@ def _root() -> None:
 
 def build_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
     """The `viewfinder` command with the given commands (all of them by default)."""
+    import typer
+
+    from viewfinder.cli.params import typed
+
     app = typer.Typer(
         name="viewfinder",
         help=HELP,
@@ -75,7 +79,7 @@ def build_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
         if isinstance(target, typer.Typer):
             app.add_typer(target, name=name)
         else:
-            app.command(name)(target)
+            app.command(name)(typed(target))
     return app
 
 
@@ -91,11 +95,13 @@ def main() -> None:
         code = quick.run(getattr(importlib.import_module(module), attribute), sys.argv[2:])
         if code is not None:
             raise SystemExit(code)
+    from viewfinder.cli.client import ClientError
+    from viewfinder.cli.output import fail
+
     # `viewfinder NAME ...` needs only NAME; anything else (--help, a mistyped name) the list.
     wanted = sys.argv[1:2] if sys.argv[1:2] and sys.argv[1] in COMMANDS else COMMANDS
     try:
         build_app(wanted)()
     except ClientError as exc:
         # Raised by the API commands, possibly from upload threads, and reported once here.
-        typer.echo(f"error: {exc.message}", err=True)
-        raise SystemExit(EXIT_ERROR) from None
+        fail(exc.message)
