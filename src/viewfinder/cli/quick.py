@@ -12,6 +12,7 @@ which parses it again and says what is wrong in its usual words."""
 
 from __future__ import annotations
 
+import gc
 import types
 import typing
 from collections.abc import Callable
@@ -44,10 +45,20 @@ def run(command: Callable[..., Any], argv: list[str]) -> int | None:
     values = _parse(argv, options, arguments)
     if values is None:
         return None
+    # The process ends with the command. Its imports (numpy's most) would start the cyclic
+    # collector dozens of times and the interpreter collects every object again on exit, for a
+    # comparison that makes next to no cyclic garbage: about a sixth of the process's time.
+    # Objects frozen before exit are not collected on exit.
+    gc.disable()
     try:
         command(**values)
     except BadValue:
+        gc.enable()
         return None  # found before any work: typer reports it
+    except SystemExit:
+        gc.freeze()
+        raise
+    gc.freeze()
     return 0
 
 
