@@ -3,7 +3,6 @@ Without typer, which `viewfinder diff` does not load (see cli/quick.py)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, NoReturn
 
@@ -30,6 +29,8 @@ def fail_on(exc: ViewfinderError) -> NoReturn:
 
 
 def print_json(obj: Any) -> None:
+    import json  # here: `viewfinder diff` prints text unless asked
+
     sys.stdout.write(json.dumps(obj, indent=2) + "\n")
 
 

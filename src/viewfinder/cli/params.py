@@ -14,7 +14,6 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -22,10 +21,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 _PLAIN: set[Callable[..., Any]] = set()
 
 
-@dataclass(frozen=True)
 class Argument:
-    help: str | None = None
-    metavar: str | None = None
+    def __init__(self, *, help: str | None = None, metavar: str | None = None) -> None:
+        self.help, self.metavar = help, metavar
 
 
 class Option:
