@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Annotated
 from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, echo, fail, fail_on, print_json
 from viewfinder.cli.params import Argument, BadValue, Option, plain
 from viewfinder.errors import ViewfinderError
-from viewfinder.fsutil import write_atomic
-from viewfinder.runtime import tune_allocator
 
 if TYPE_CHECKING:
     from viewfinder.imaging import Comparison
@@ -73,9 +71,11 @@ def diff(
     as_json: Annotated[bool, Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
     """Compare two screenshots. Exit 0 when unchanged, 1 when changed, 2 on bad input."""
-    # Here rather than at start-up: only comparing needs either, and the API commands, which
-    # never decode an image, start faster without them.
+    # Here rather than at start-up: only comparing needs these, and `viewfinder --help`, which
+    # imports this module for its one line, starts faster without them.
+    from viewfinder.fsutil import write_atomic
     from viewfinder.imaging import compare
+    from viewfinder.runtime import tune_allocator
 
     tune_allocator()
     masks = [_parse_mask(m) for m in mask or []]
