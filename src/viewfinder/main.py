@@ -115,8 +115,8 @@ def main() -> None:
     from viewfinder.cli.client import ClientError
     from viewfinder.cli.output import fail
 
-    # `viewfinder NAME ...` needs only NAME; anything else (--help, a mistyped name) the list,
-    # and `viewfinder` or `viewfinder --help` nothing more.
+    # `viewfinder NAME ...` needs only NAME; `viewfinder` and `viewfinder --help` only list the
+    # commands; anything else (a mistyped name) gets all of them, for typer to judge.
     if sys.argv[1:2] and sys.argv[1] in COMMANDS:
         app = build_app(sys.argv[1:2])
     else:
