@@ -118,9 +118,18 @@ def test_broken_and_oversized_images_exit_two(
 
 
 # Modules a comparison on this machine never uses: loading them made `viewfinder diff` 16 times
-# slower than odiff as a process. (pydantic is typer's, for checking option values: a plain
-# command line is parsed without it, see cli/quick.py.)
-NOT_FOR_A_DIFF = ("httpx", "rich", "pydantic", "sqlalchemy", "starlette", "fastapi", "playwright")
+# slower than odiff as a process. (typer and pydantic, with which typer checks option values,
+# parse the command line when it is not plain; see cli/quick.py.)
+NOT_FOR_A_DIFF = (
+    "typer",
+    "httpx",
+    "rich",
+    "pydantic",
+    "sqlalchemy",
+    "starlette",
+    "fastapi",
+    "playwright",
+)
 
 
 def test_a_diff_loads_neither_the_http_client_nor_the_server(images: tuple[Path, Path]) -> None:
@@ -146,6 +155,19 @@ def test_the_command_list_loads_no_http_client() -> None:
     assert done.returncode == 0, done.stderr
     assert "diff " in done.stdout and "capture " in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_the_command_list_is_the_one_every_command_makes() -> None:
+    # `viewfinder --help` lists the commands without reading their parameters (main.build_app).
+    probe = (
+        "from typer.main import get_command; from viewfinder.main import build_app; "
+        "get_command(build_app()).main(['--help'], prog_name='viewfinder')"
+    )
+    full = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    listed = subprocess.run([VIEWFINDER, "--help"], capture_output=True, text=True, timeout=60)
+    assert full.returncode == listed.returncode == 0, (full.stderr, listed.stderr)
+    assert listed.stdout == full.stdout
+    assert "checkup " in listed.stdout
 
 
 @pytest.mark.parametrize(

@@ -3,18 +3,19 @@ start the server's processes (launch.py), in the order `viewfinder --help` lists
 
 Each command's module is imported only when that command runs (or when the whole list is
 shown): `viewfinder diff` never loads the HTTP client, the server or the capture engine, and
-starts in a fraction of the time."""
+on a plain command line not even typer (see cli/quick.py), so it starts in a fraction of the
+time. The list alone is built without the commands' parameters."""
 
 from __future__ import annotations
 
+import copy
 import importlib
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-import typer
-
-from viewfinder.cli.client import ClientError
-from viewfinder.cli.output import EXIT_ERROR
+if TYPE_CHECKING:
+    import typer
 
 # name: "module:attribute", a command function or a typer.Typer group of commands.
 COMMANDS = {
@@ -57,8 +58,14 @@ def _root() -> None:
     """Viewfinder: compare screenshots with approved baselines and review the changes."""
 
 
-def build_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
-    """The `viewfinder` command with the given commands (all of them by default)."""
+def build_app(names: Iterable[str] = COMMANDS, *, listing: bool = False) -> typer.Typer:
+    """The `viewfinder` command with the given commands (all of them by default). A ``listing``
+    only lists them: every command keeps its name and help but has no parameters, which typer
+    would otherwise read from each signature, a third of the time `viewfinder --help` takes."""
+    import typer
+
+    from viewfinder.cli.params import typed
+
     app = typer.Typer(
         name="viewfinder",
         help=HELP,
@@ -73,10 +80,24 @@ def build_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
         module, attribute = COMMANDS[name].split(":")
         target = getattr(importlib.import_module(module), attribute)
         if isinstance(target, typer.Typer):
-            app.add_typer(target, name=name)
+            app.add_typer(_listed_group(target) if listing else target, name=name)
         else:
-            app.command(name)(target)
+            app.command(name)(_listed(target) if listing else typed(target))
     return app
+
+
+def _listed(command: Callable[..., object]) -> Callable[[], None]:
+    def listed() -> None:
+        raise AssertionError("a listing runs no command")
+
+    listed.__doc__ = command.__doc__
+    return listed
+
+
+def _listed_group(group: typer.Typer) -> typer.Typer:
+    listed = copy.copy(group)  # its help and callback, without its commands
+    listed.registered_commands, listed.registered_groups = [], []
+    return listed
 
 
 # Commands run without typer's parsing when their command line is plain (see cli/quick.py).
@@ -91,11 +112,17 @@ def main() -> None:
         code = quick.run(getattr(importlib.import_module(module), attribute), sys.argv[2:])
         if code is not None:
             raise SystemExit(code)
-    # `viewfinder NAME ...` needs only NAME; anything else (--help, a mistyped name) the list.
-    wanted = sys.argv[1:2] if sys.argv[1:2] and sys.argv[1] in COMMANDS else COMMANDS
+    from viewfinder.cli.client import ClientError
+    from viewfinder.cli.output import fail
+
+    # `viewfinder NAME ...` needs only NAME; `viewfinder` and `viewfinder --help` only list the
+    # commands; anything else (a mistyped name) gets all of them, for typer to judge.
+    if sys.argv[1:2] and sys.argv[1] in COMMANDS:
+        app = build_app(sys.argv[1:2])
+    else:
+        app = build_app(listing=sys.argv[1:] in ([], ["--help"]))
     try:
-        build_app(wanted)()
+        app()
     except ClientError as exc:
         # Raised by the API commands, possibly from upload threads, and reported once here.
-        typer.echo(f"error: {exc.message}", err=True)
-        raise SystemExit(EXIT_ERROR) from None
+        fail(exc.message)

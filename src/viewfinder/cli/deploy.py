@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import zipfile
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -32,6 +31,8 @@ UPLOAD_PATH = "/api/v1/deployments/uploads/"
 def zip_folder(folder: Path) -> bytes:
     """The folder's files as a zip, paths relative to it (symbolic links are followed only
     when they stay inside the folder; others are left out)."""
+    import zipfile  # here: `viewfinder --help` imports this module for its one line
+
     root = folder.resolve()
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -6,12 +6,9 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import typer
-
-from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, fail_on, print_json
+from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, echo, fail, fail_on, print_json
+from viewfinder.cli.params import Argument, BadValue, Option, plain
 from viewfinder.errors import ViewfinderError
-from viewfinder.fsutil import write_atomic
-from viewfinder.runtime import tune_allocator
 
 if TYPE_CHECKING:
     from viewfinder.imaging import Comparison
@@ -22,7 +19,7 @@ def _parse_mask(text: str) -> tuple[int, int, int, int]:
     try:
         x, y, w, h = (int(p.strip()) for p in parts)
     except ValueError:
-        raise typer.BadParameter(f"{text!r} is not X,Y,WIDTH,HEIGHT (four integers)") from None
+        raise BadValue(f"{text!r} is not X,Y,WIDTH,HEIGHT (four integers)") from None
     return x, y, w, h
 
 
@@ -37,31 +34,31 @@ def _read(path: Path, role: str) -> bytes:
         fail(f"cannot read {role} image {path}: {exc.strerror}")
 
 
+# Declared with cli/params.py, not typer: a plain command line never loads typer (cli/quick.py).
+@plain
 def diff(
-    base: Annotated[Path, typer.Argument(help="The approved image.", metavar="BASE.png")],
-    candidate: Annotated[Path, typer.Argument(help="The new image.", metavar="CANDIDATE.png")],
+    base: Annotated[Path, Argument(help="The approved image.", metavar="BASE.png")],
+    candidate: Annotated[Path, Argument(help="The new image.", metavar="CANDIDATE.png")],
     threshold: Annotated[
-        float, typer.Option(help="Per-pixel colour tolerance, 0 (exact) to 1.", min=0, max=1)
+        float, Option(help="Per-pixel colour tolerance, 0 (exact) to 1.", min=0, max=1)
     ] = 0.1,
     include_aa: Annotated[
-        bool, typer.Option("--include-aa", help="Count anti-aliased pixels as changes too.")
+        bool, Option("--include-aa", help="Count anti-aliased pixels as changes too.")
     ] = False,
     mask: Annotated[
         list[str] | None,
-        typer.Option(
+        Option(
             help="Leave a rectangle X,Y,WIDTH,HEIGHT out of the comparison (repeatable, max 20).",
             metavar="X,Y,W,H",
         ),
     ] = None,
     max_diff_ratio: Annotated[
         float,
-        typer.Option(
-            help="Changed share of pixels still reported as unchanged, 0 to 1.", min=0, max=1
-        ),
+        Option(help="Changed share of pixels still reported as unchanged, 0 to 1.", min=0, max=1),
     ] = 0.0,
     ignore_noise: Annotated[
         bool,
-        typer.Option(
+        Option(
             "--ignore-noise",
             help="Report a pair whose every difference is rendering noise (sub-pixel offsets, "
             "anti-aliasing, imperceptible colour jitter) as unchanged.",
@@ -69,16 +66,16 @@ def diff(
     ] = False,
     out: Annotated[
         Path | None,
-        typer.Option(help="Write the diff image here when the images differ.", metavar="DIFF.png"),
+        Option(help="Write the diff image here when the images differ.", metavar="DIFF.png"),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the result as one JSON object.")
-    ] = False,
+    as_json: Annotated[bool, Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
     """Compare two screenshots. Exit 0 when unchanged, 1 when changed, 2 on bad input."""
-    # Here rather than at start-up: only comparing needs either, and the API commands, which
-    # never decode an image, start faster without them.
+    # Here rather than at start-up: only comparing needs these, and `viewfinder --help`, which
+    # imports this module for its one line, starts faster without them.
+    from viewfinder.fsutil import write_atomic
     from viewfinder.imaging import compare
+    from viewfinder.runtime import tune_allocator
 
     tune_allocator()
     masks = [_parse_mask(m) for m in mask or []]
@@ -107,7 +104,7 @@ def diff(
         print_json(data)
     else:
         _print_text(result, out)
-    raise typer.Exit(EXIT_CHANGED if result.changed else EXIT_OK)
+    raise SystemExit(EXIT_CHANGED if result.changed else EXIT_OK)
 
 
 def _print_text(result: Comparison, out: Path | None) -> None:
@@ -115,25 +112,21 @@ def _print_text(result: Comparison, out: Path | None) -> None:
     verdict = "changed" if result.changed else "unchanged"
     if result.noise_ignored:
         verdict += " (rendering noise only)"
-    typer.echo(
+    echo(
         f"{verdict}: {result.changed_pixels:,} of {result.compared_pixels:,} pixels differ "
         f"({share}) on a {result.width}x{result.height} canvas"
     )
     if result.base_size != result.candidate_size:
         b, c = result.base_size, result.candidate_size
-        typer.echo(f"sizes differ: base {b.width}x{b.height}, candidate {c.width}x{c.height}")
+        echo(f"sizes differ: base {b.width}x{b.height}, candidate {c.width}x{c.height}")
     for i, r in enumerate(result.regions[:10], 1):
-        typer.echo(
-            f"  region {i}: {r.width}x{r.height} at ({r.x}, {r.y}), {r.changed_pixels:,} pixels"
-        )
+        echo(f"  region {i}: {r.width}x{r.height} at ({r.x}, {r.y}), {r.changed_pixels:,} pixels")
     if len(result.regions) > 10:
-        typer.echo(f"  ... and {len(result.regions) - 10} more regions (see --json)")
+        echo(f"  ... and {len(result.regions) - 10} more regions (see --json)")
     if not result.identical:
         a = result.analysis
         verdict = (a.verdict or a.kind).replace("_", " ")
-        typer.echo(f"analysis: {a.summary} ({verdict}, confidence {a.confidence:.0%})")
-        typer.echo(
-            textwrap.fill(a.reasoning, width=96, initial_indent="  ", subsequent_indent="  ")
-        )
+        echo(f"analysis: {a.summary} ({verdict}, confidence {a.confidence:.0%})")
+        echo(textwrap.fill(a.reasoning, width=96, initial_indent="  ", subsequent_indent="  "))
     if out is not None:
-        typer.echo(f"diff image: {out}" if result.diff_png else "no diff image: nothing changed")
+        echo(f"diff image: {out}" if result.diff_png else "no diff image: nothing changed")

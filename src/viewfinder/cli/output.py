@@ -1,12 +1,10 @@
-"""How the CLI reports: errors on stderr with exit code 2, results as text or one JSON object."""
+"""How the CLI reports: errors on stderr with exit code 2, results as text or one JSON object.
+Without typer, which `viewfinder diff` does not load (see cli/quick.py)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, NoReturn
-
-import typer
 
 from viewfinder.errors import ViewfinderError
 
@@ -15,10 +13,15 @@ EXIT_CHANGED = 1
 EXIT_ERROR = 2
 
 
+def echo(message: str, err: bool = False) -> None:
+    """Print one line on stdout (stderr with ``err``), as typer.echo does for plain text."""
+    print(message, file=sys.stderr if err else sys.stdout, flush=True)
+
+
 def fail(message: str) -> NoReturn:
     """Print ``error: message`` on stderr and exit 2."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(EXIT_ERROR)
+    echo(f"error: {message}", err=True)
+    raise SystemExit(EXIT_ERROR)
 
 
 def fail_on(exc: ViewfinderError) -> NoReturn:
@@ -26,6 +29,8 @@ def fail_on(exc: ViewfinderError) -> NoReturn:
 
 
 def print_json(obj: Any) -> None:
+    import json  # here: `viewfinder diff` prints text unless asked
+
     sys.stdout.write(json.dumps(obj, indent=2) + "\n")
 
 

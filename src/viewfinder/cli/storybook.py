@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 from viewfinder.cli.client import ClientError
-from viewfinder.replay.static import StaticServer
 
 # Storybook marks the preview's body when a story rendered (sb-show-main), threw
 # (sb-show-errordisplay, with the message in #error-message) or is missing (sb-show-nopreview).
@@ -100,8 +99,11 @@ def capture(
     directory: Path, stories: list[Story], viewports: list[tuple[int, int]]
 ) -> Iterator[Captured]:
     """Each story at each viewport (the viewports of one story are taken together)."""
+    # Here rather than at the top: the replay package loads the capture engine, and every
+    # `viewfinder` command line (even --help) imports this module through upload.
     from viewfinder.capture import Policy, Viewport, capture_url
     from viewfinder.cli.local import settings_for
+    from viewfinder.replay.static import StaticServer
 
     with StaticServer(directory) as served:
         host = served.url.removeprefix("http://")

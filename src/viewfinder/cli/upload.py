@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -90,6 +89,9 @@ def _upload_all(
     variant: str | None,
     concurrency: int,
 ) -> None:
+    # Here rather than at the top: `viewfinder --help` imports this module for its one line.
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
     with progress() as bar, ThreadPoolExecutor(max_workers=concurrency) as pool:
         task = bar.add_task("uploading", total=len(stories))
         futures = []

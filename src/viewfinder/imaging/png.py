@@ -13,14 +13,16 @@ import struct
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
-from PIL import Image
 from zlib_ng import zlib_ng
 
 from viewfinder.errors import ImageTooLarge, InvalidImage
 from viewfinder.imaging import _native
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # zlib-ng's stub declares its exception class as an instance.
@@ -240,6 +242,10 @@ def decode(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "image")
 
 
 def _decode_general(data: bytes, name: str) -> np.ndarray:
+    # Here rather than at the top: a screenshot never comes this way, and loading Pillow costs
+    # a command-line diff about a tenth of its time as a process.
+    from PIL import Image
+
     try:
         with warnings.catch_warnings():
             # The pixel limit was checked against the header already, with our own limit.
