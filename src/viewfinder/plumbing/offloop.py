@@ -20,8 +20,8 @@ from viewfinder.services.waiting import Wait
 
 T = TypeVar("T")
 
-# Two cores' worth of work with room for one call blocked on disk or the database; more threads
-# only add GIL hand-offs. Uploads decode their image here too, so this is not one.
+# Two cores' worth of work, with room for a call or two blocked on the disk or the database;
+# more threads only add GIL hand-offs.
 THREADS = 4
 
 _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="viewfinder-call")
