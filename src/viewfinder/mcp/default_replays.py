@@ -59,17 +59,17 @@ def _needs(value: str | None, name: str, view: str) -> str:
 def _get(call: Call, a: GetReplays) -> ReplayView:
     env, actor = call.env, call.actor
     if a.view == "sessions":
-        found = sessions.list_sessions(
+        listed = sessions.list_sessions(
             env,
             actor,
             include={"start_url", "number_user_events", "duration_seconds"},
             limit=a.limit,
             offset=a.offset,
         )
-        more = len(found.sessions) == a.limit
+        more = len(listed.sessions) == a.limit
         return ReplayView(
             view=a.view,
-            sessions=[r.model_dump(mode="json", exclude_none=True) for r in found.sessions],
+            sessions=[r.model_dump(mode="json", exclude_none=True) for r in listed.sessions],
             next_offset=a.offset + a.limit if more else None,
         )
     if a.view == "run":

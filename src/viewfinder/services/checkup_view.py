@@ -497,7 +497,7 @@ def live_state(env: Env, s: Session, checkup: Checkup) -> LiveState:
     ]
     return LiveState(
         version=hashlib.sha256("|".join(parts).encode()).hexdigest()[:20],
-        status=status,  # type: ignore[arg-type]
+        status=status,
         updated_at=checkup.updated_at,
         next_pass_url=review_url(env, child) if child else None,
     )

@@ -25,8 +25,8 @@ def same_shapes(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
     strong_a, strong_b = ga > EDGE_STRONG**2, gb > EDGE_STRONG**2
     if not strong_a.any() and not strong_b.any():
         return True
-    kept = np.count_nonzero(strong_b & (ga > EDGE_FAINT**2)) / max(np.count_nonzero(strong_b), 1)
-    found = np.count_nonzero(strong_a & (gb > EDGE_FAINT**2)) / max(np.count_nonzero(strong_a), 1)
+    kept = _count(strong_b & (ga > EDGE_FAINT**2)) / max(_count(strong_b), 1)
+    found = _count(strong_a & (gb > EDGE_FAINT**2)) / max(_count(strong_a), 1)
     return bool(kept >= 0.95 and found >= 0.95)
 
 
@@ -101,10 +101,13 @@ def _gradient(pixels: np.ndarray) -> np.ndarray:
     if min(luma.shape) < 2:
         return np.zeros(luma.shape, np.float32)
     gy, gx = np.gradient(luma)
-    gx *= gx
-    gy *= gy
-    gx += gy
-    return gx
+    squared: np.ndarray = np.multiply(gx, gx)
+    squared += gy * gy
+    return squared
+
+
+def _count(mask: np.ndarray) -> int:
+    return int(np.count_nonzero(mask))
 
 
 def _colours(pixels: np.ndarray) -> tuple[int, float]:
