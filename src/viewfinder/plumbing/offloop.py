@@ -1,10 +1,10 @@
 """Service calls are blocking (database, blobs, the engine): async front doors run them off the
 event loop so that no request holds it.
 
-They run on a few threads of their own rather than a thread per request. A simple read costs a
+They run on two threads of their own rather than a thread per request. A simple read costs a
 fraction of a millisecond in process; with forty threads taking turns at the GIL, the same read
 answered over HTTP at a fifth of /healthz's rate (bench/api.py), most of it spent handing the
-GIL back and forth. A few threads keep both cores busy and the hand-offs few. The price is that
+GIL back and forth. Two threads keep both cores busy and the hand-offs few. The price is that
 a call must not sleep in one of them: waiting for work another process does (a comparison, a
 capture) goes through `wait_for`, which sleeps on the event loop between short reads."""
 
@@ -20,9 +20,10 @@ from viewfinder.services.waiting import Wait
 
 T = TypeVar("T")
 
-# Two cores' worth of work, with room for a call or two blocked on the disk or the database;
-# more threads only add GIL hand-offs.
-THREADS = 4
+# One a core: a call blocked on the disk or the database leaves the other free, and more threads
+# only add GIL hand-offs (bench/api.py: reads and uploads both fastest at one or two threads,
+# slower at four and at eight).
+THREADS = 2
 
 _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="viewfinder-call")
 

@@ -62,9 +62,13 @@ class Database:
             self.read_engine = _sqlite_engine(url, "DEFERRED")
             self.write_engine = _sqlite_engine(url, "IMMEDIATE")
         else:
-            self.read_engine = self.write_engine = create_engine(
+            self.write_engine = create_engine(
                 url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size
             )
+            # PostgreSQL's isolation here (read committed) gives each statement a snapshot of
+            # its own, so a transaction around a read adds two round trips (BEGIN, COMMIT) and
+            # no consistency: reads run in autocommit, on connections of the same pool.
+            self.read_engine = self.write_engine.execution_options(isolation_level="AUTOCOMMIT")
         self._read = sessionmaker(self.read_engine, expire_on_commit=False)
         self._write = sessionmaker(self.write_engine, expire_on_commit=False)
 
