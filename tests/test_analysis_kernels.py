@@ -159,3 +159,49 @@ def test_straight_run_sees_a_column_and_refuses_other_shapes() -> None:
     assert _analysis.straight_run(mask, 41) is False
     with pytest.raises(ValueError, match="2-D"):
         _analysis.straight_run(np.zeros((4, 4, 3), bool), 2)
+
+
+def reference_counts(
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, dx: int, dy: int
+) -> tuple[int, int]:
+    """Pixels where b shows a's colour from p - d (arrived), and a's colour shows in b at p + d
+    (left), within 3 levels per channel."""
+    height, width = a.shape[:2]
+
+    def near(here: np.ndarray, there: np.ndarray, sy: int, sx: int) -> int:
+        ty, tx = ys + sy, xs + sx
+        inside = (ty >= 0) & (ty < height) & (tx >= 0) & (tx < width)
+        p = here[ys[inside], xs[inside], :3].astype(int)
+        q = there[ty[inside], tx[inside], :3].astype(int)
+        return int((np.abs(p - q) <= 3).all(axis=1).sum())
+
+    return near(b, a, -dy, -dx), near(a, b, dy, dx)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_scores_count_each_translation_as_its_definition_does(channels: int) -> None:
+    rng = np.random.default_rng(channels)
+    # Few colours, so that many translations match somewhere, and a block moved by (5, -3).
+    a = (rng.integers(0, 3, (40, 60, channels)) * 100).astype(np.uint8)
+    b = a.copy()
+    b[10:30, 20:50] = a[13:33, 15:45]
+    ys, xs = (v.astype(np.intp) for v in np.nonzero((a != b).any(axis=2)))
+    vectors = [(5, -3), (0, 0), (-59, 39), (60, 0), (2, 7)]
+    dxs, dys = (np.array(v, np.intp) for v in zip(*vectors, strict=True))
+    arrived, left = np.full(5, -1, np.intp), np.full(5, -1, np.intp)
+    for sample in (slice(None), slice(None, None, 3)):
+        _analysis.scores(a, b, ys[sample], xs[sample], dxs, dys, arrived, left)
+        expected = [reference_counts(a, b, ys[sample], xs[sample], dx, dy) for dx, dy in vectors]
+        assert list(zip(arrived.tolist(), left.tolist(), strict=True)) == expected
+        assert arrived[0] == ys[sample].size  # the move explains every changed pixel
+
+
+def test_scores_refuse_pixels_outside_the_image_and_mismatched_lengths() -> None:
+    a = np.zeros((8, 8, 3), np.uint8)
+    one = np.zeros(1, np.intp)
+    with pytest.raises(ValueError, match="outside the image"):
+        _analysis.scores(a, a, np.array([8]), one, one, one, one.copy(), one.copy())
+    with pytest.raises(ValueError, match="one length"):
+        _analysis.scores(a, a, np.zeros(2, np.intp), one, one, one, one.copy(), one.copy())
+    with pytest.raises(ValueError, match="one size"):
+        _analysis.scores(a, a[:4], one, one, one, one, one.copy(), one.copy())

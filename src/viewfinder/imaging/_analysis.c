@@ -6,10 +6,11 @@
  * unexplained inside a box, envelope() checks that changed pixels stay within their
  * neighbours' range of colours, straight_run() finds a box's edge among changed pixels,
  * signatures() hashes the rows or columns of an area so that
- * moved lines can be found by their hash, matches() checks a translation pixel by pixel. All
+ * moved lines can be found by their hash, matches() checks a translation pixel by pixel and
+ * scores() counts how well each of many translations explains a sample of pixels. All
  * release the GIL. This file holds the module, its method table and the image check; the
  * methods are in _analysis_motion.c (blur, motion_residual), _analysis_envelope.c,
- * _analysis_edges.c (straight_run) and _analysis_moves.c (signatures, matches).
+ * _analysis_edges.c (straight_run) and _analysis_moves.c (signatures, matches, scores).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -30,6 +31,7 @@ static PyMethodDef methods[] = {
     {"envelope", vfa_envelope, METH_VARARGS, vfa_envelope_doc},
     {"signatures", vfa_signatures, METH_VARARGS, vfa_signatures_doc},
     {"matches", vfa_matches, METH_VARARGS, vfa_matches_doc},
+    {"scores", vfa_scores, METH_VARARGS, vfa_scores_doc},
     {"straight_run", vfa_straight_run, METH_VARARGS, vfa_straight_run_doc},
     {NULL, NULL, 0, NULL},
 };

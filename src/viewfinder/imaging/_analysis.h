@@ -35,14 +35,15 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
 #define VFA_DOC(name, text) const char name[] = PyDoc_STR(text)
 
 /* The methods: blur and motion_residual (_analysis_motion.c), envelope (_analysis_envelope.c),
- * straight_run (_analysis_edges.c), signatures and matches (_analysis_moves.c). */
+ * straight_run (_analysis_edges.c), signatures, matches and scores (_analysis_moves.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
 PyObject *vfa_envelope(PyObject *self, PyObject *args);
 PyObject *vfa_signatures(PyObject *self, PyObject *args);
 PyObject *vfa_matches(PyObject *self, PyObject *args);
 PyObject *vfa_straight_run(PyObject *self, PyObject *args);
+PyObject *vfa_scores(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[],
-    vfa_signatures_doc[], vfa_matches_doc[], vfa_straight_run_doc[];
+    vfa_signatures_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_scores_doc[];
 
 #endif

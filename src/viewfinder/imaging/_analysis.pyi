@@ -33,3 +33,13 @@ def matches(
     ref: int,
 ) -> tuple[int, int, int]: ...
 def straight_run(mask: np.ndarray, length: int) -> bool: ...
+def scores(
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    dxs: np.ndarray,
+    dys: np.ndarray,
+    arrived: np.ndarray,
+    left: np.ndarray,
+) -> None: ...

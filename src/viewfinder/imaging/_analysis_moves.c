@@ -49,17 +49,27 @@ PyObject *vfa_signatures(PyObject *self, PyObject *args) {
     const int c = src.channels;
     Py_BEGIN_ALLOW_THREADS
     if (!columns) {
+        /* Four interleaved polynomials a row: one chain of multiplies would wait on itself. */
+        const Py_ssize_t n = x1 - x0;
         for (Py_ssize_t y = y0; y < y1; y++) {
             const uint8_t *row = src.data + y * src.stride + x0 * c;
             const uint64_t first = rgb(row);
-            uint64_t h = 0;
+            uint64_t h[4] = {0, 0, 0, 0};
             int same = 1;
-            for (Py_ssize_t x = 0; x < x1 - x0; x++) {
+            Py_ssize_t x = 0;
+            for (; x + 4 <= n; x += 4) {
+                for (int k = 0; k < 4; k++) {
+                    const uint64_t v = rgb(row + (x + k) * c);
+                    h[k] = h[k] * SIG_MUL + v + 1;
+                    same &= v == first;
+                }
+            }
+            for (; x < n; x++) {
                 const uint64_t v = rgb(row + x * c);
-                h = h * SIG_MUL + v + 1;
+                h[0] = h[0] * SIG_MUL + v + 1;
                 same &= v == first;
             }
-            hash[y - y0] = mix64(h);
+            hash[y - y0] = mix64(((h[0] * SIG_MUL + h[1]) * SIG_MUL + h[2]) * SIG_MUL + h[3]);
             flat[y - y0] = (uint8_t)same;
         }
     } else {
@@ -181,3 +191,98 @@ VFA_DOC(vfa_matches_doc,
              "For each pixel (ys[i], xs[i]) of here, set ok[i] when there at (x + dx, y + dy) has\n"
              "its colour within 3 levels per channel. Counts the matches, and those whose colour\n"
              "is exactly ref (0xBBGGRR; -1 takes the first match's colour, which is returned).");
+
+/* ---- scores -------------------------------------------------------------------------------- */
+
+static inline int near3(const uint8_t *p, const uint8_t *q) {
+    return abs(p[0] - q[0]) <= 3 && abs(p[1] - q[1]) <= 3 && abs(p[2] - q[2]) <= 3;
+}
+
+/* Many translations scored in one call: the move search ranks hundreds of them on a sample of
+ * a region's pixels, and one call each cost more in Python than the counting itself. */
+PyObject *vfa_scores(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj, *ys_obj, *xs_obj, *dxs_obj, *dys_obj, *arrived_obj, *left_obj;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &a_obj, &b_obj, &ys_obj, &xs_obj, &dxs_obj, &dys_obj,
+                          &arrived_obj, &left_obj))
+        return NULL;
+    Py_buffer va, vb, vy, vx, vdx, vdy, var, vle;
+    pixels_t a, b;
+    PyObject *result = NULL;
+    if (vfa_get_pixels(a_obj, &va, &a, "a") < 0) return NULL;
+    if (vfa_get_pixels(b_obj, &vb, &b, "b") < 0) goto fail_a;
+    if (get_index(ys_obj, &vy, "ys") < 0) goto fail_b;
+    if (get_index(xs_obj, &vx, "xs") < 0) goto fail_y;
+    if (get_index(dxs_obj, &vdx, "dxs") < 0) goto fail_x;
+    if (get_index(dys_obj, &vdy, "dys") < 0) goto fail_dx;
+    if (get_index(arrived_obj, &var, "arrived") < 0) goto fail_dy;
+    if (get_index(left_obj, &vle, "left") < 0) goto fail_ar;
+    const Py_ssize_t n = vy.shape[0], k = vdx.shape[0], w = vb.shape[1], h = vb.shape[0];
+    if (vx.shape[0] != n || vdy.shape[0] != k || var.shape[0] != k || vle.shape[0] != k ||
+        var.readonly || vle.readonly) {
+        PyErr_SetString(PyExc_ValueError,
+                        "ys and xs must have one length; dxs, dys and the writable counts another");
+        goto done;
+    }
+    if (va.shape[0] != h || va.shape[1] != w) {
+        PyErr_SetString(PyExc_ValueError, "a and b must have one size");
+        goto done;
+    }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        const Py_ssize_t y = *(const Py_ssize_t *)((const char *)vy.buf + i * vy.strides[0]);
+        const Py_ssize_t x = *(const Py_ssize_t *)((const char *)vx.buf + i * vx.strides[0]);
+        bad = y < 0 || y >= h || x < 0 || x >= w;
+    }
+    for (Py_ssize_t j = 0; j < k && !bad; j++) {
+        const Py_ssize_t dx = *(const Py_ssize_t *)((const char *)vdx.buf + j * vdx.strides[0]);
+        const Py_ssize_t dy = *(const Py_ssize_t *)((const char *)vdy.buf + j * vdy.strides[0]);
+        Py_ssize_t arrived = 0, left = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const Py_ssize_t y = *(const Py_ssize_t *)((const char *)vy.buf + i * vy.strides[0]);
+            const Py_ssize_t x = *(const Py_ssize_t *)((const char *)vx.buf + i * vx.strides[0]);
+            const uint8_t *pa = a.data + y * a.stride + x * a.channels;
+            const uint8_t *pb = b.data + y * b.stride + x * b.channels;
+            /* Arrived: the candidate here shows what the base had at p - d. */
+            const Py_ssize_t fy = y - dy, fx = x - dx;
+            if (fy >= 0 && fy < h && fx >= 0 && fx < w)
+                arrived += near3(pb, a.data + fy * a.stride + fx * a.channels);
+            /* Left: the base's content here shows in the candidate at p + d. */
+            const Py_ssize_t ty = y + dy, tx = x + dx;
+            if (ty >= 0 && ty < h && tx >= 0 && tx < w)
+                left += near3(pa, b.data + ty * b.stride + tx * b.channels);
+        }
+        *(Py_ssize_t *)((char *)var.buf + j * var.strides[0]) = arrived;
+        *(Py_ssize_t *)((char *)vle.buf + j * vle.strides[0]) = left;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "a pixel of ys, xs lies outside the image");
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&vle);
+fail_ar:
+    PyBuffer_Release(&var);
+fail_dy:
+    PyBuffer_Release(&vdy);
+fail_dx:
+    PyBuffer_Release(&vdx);
+fail_x:
+    PyBuffer_Release(&vx);
+fail_y:
+    PyBuffer_Release(&vy);
+fail_b:
+    PyBuffer_Release(&vb);
+fail_a:
+    PyBuffer_Release(&va);
+    return result;
+}
+
+VFA_DOC(vfa_scores_doc,
+        "scores(a, b, ys, xs, dxs, dys, arrived, left)\n\n"
+        "For each translation (dxs[j], dys[j]), count the pixels (ys[i], xs[i]) where b shows\n"
+        "a's colour from (x - dx, y - dy) (into arrived[j]) and where a's colour shows in b at\n"
+        "(x + dx, y + dy) (into left[j]), within 3 levels per channel as matches() counts.");

@@ -50,17 +50,25 @@ def _signature_votes(a: np.ndarray, b: np.ndarray, box: Box, columns: bool) -> l
         near, here = (x, first, x + w, last), (x, lo, x + w, hi)
     base_keys, base_flat = _line_keys(a, near, columns)
     cand_keys, cand_flat = _line_keys(b, here, columns)
-    index: dict[int, list[int]] = {}
-    base_lines = np.flatnonzero(~base_flat).tolist()
-    for line, key in zip(base_lines, base_keys[~base_flat].tolist(), strict=True):
-        index.setdefault(key, []).append(line + first)
-    votes: dict[int, int] = {}
-    cand_lines = np.flatnonzero(~cand_flat).tolist()
-    for line, key in zip(cand_lines, cand_keys[~cand_flat].tolist(), strict=True):
-        for match in index.get(key, ()):
-            if match != line + lo:
-                votes[line + lo - match] = votes.get(line + lo - match, 0) + 1
-    return sorted(votes, key=lambda d: -votes[d])[:3]
+    base_lines, cand_lines = np.flatnonzero(~base_flat), np.flatnonzero(~cand_flat)
+    # Every (candidate line, base line) pair with one key, candidate lines in order and base
+    # lines in order within each: the order in which offsets are first seen breaks ties.
+    order = np.argsort(base_keys[base_lines], kind="stable")
+    keys, positions = base_keys[base_lines][order], base_lines[order] + first
+    wanted = cand_keys[cand_lines]
+    starts = np.searchsorted(keys, wanted, "left")
+    counts = np.searchsorted(keys, wanted, "right") - starts
+    total = int(counts.sum())
+    if total == 0:
+        return []
+    ends = np.cumsum(counts)
+    matched = positions[np.arange(total) + np.repeat(starts - ends + counts, counts)]
+    offsets = np.repeat(cand_lines + lo, counts) - matched
+    offsets = offsets[offsets != 0]
+    if offsets.size == 0:
+        return []
+    found, seen, votes = np.unique(offsets, return_index=True, return_counts=True)
+    return found[np.lexsort((seen, -votes))][:3].tolist()
 
 
 def _grey(pixels: np.ndarray) -> np.ndarray:

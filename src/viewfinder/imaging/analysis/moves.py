@@ -79,12 +79,6 @@ def find_move(
     ys += y
     xs += x
 
-    def score(d: tuple[int, int], step: int) -> tuple[float, float]:
-        # Where content arrived decides; where it left breaks ties: in smooth gradients
-        # several vectors match where content arrived, only the true one both ways.
-        e = explained_share(a, b, ys[::step], xs[::step], *d)
-        return e.share, e.left_share
-
     best = _known(a, b, ys, xs, known)
     if best is None:
         tried = candidates() if candidates else translations(a, b, box)
@@ -96,8 +90,7 @@ def find_move(
         # and only the winner on all of them; ties go to the shortest vector.
         for size, keep in ((256, 4), (4096, 1)):
             step = max(1, ys.size // size)
-            scored = {d: score(d, step) for d in ranked}
-            ranked = sorted(ranked, key=lambda d: (-scored[d][0], -scored[d][1]))[:keep]
+            ranked = _best(a, b, ys[::step], xs[::step], ranked)[:keep]
             if step == 1:
                 break
         if not ranked:
@@ -123,6 +116,20 @@ def find_move(
     ink_a = np.abs(a[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
     covered = int((ink_b & ink_a & ~found.left[here]).sum()) * step
     return Move(dx, dy, found.share, mask, int(ink_b.sum()) * step, covered)
+
+
+def _best(
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """The translations ordered by how many of the pixels at (ys, xs) they explain, ties kept in
+    the order given. Where content arrived decides; where it left breaks ties: in smooth
+    gradients several vectors match where content arrived, only the true one both ways."""
+    if not tried:
+        return []
+    vectors = np.array(tried, np.intp)
+    arrived, left = np.empty(len(tried), np.intp), np.empty(len(tried), np.intp)
+    _analysis.scores(a, b, ys, xs, vectors[:, 0].copy(), vectors[:, 1].copy(), arrived, left)
+    return [tried[i] for i in np.lexsort((-left, -arrived)).tolist()]
 
 
 def known_move(
