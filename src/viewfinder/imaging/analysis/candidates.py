@@ -68,7 +68,8 @@ def _signature_votes(a: np.ndarray, b: np.ndarray, box: Box, columns: bool) -> l
     if offsets.size == 0:
         return []
     found, seen, votes = np.unique(offsets, return_index=True, return_counts=True)
-    return found[np.lexsort((seen, -votes))][:3].tolist()
+    best: list[int] = found[np.lexsort((seen, -votes))][:3].tolist()
+    return best
 
 
 def _grey(pixels: np.ndarray) -> np.ndarray:
