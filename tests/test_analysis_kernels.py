@@ -205,3 +205,44 @@ def test_scores_refuse_pixels_outside_the_image_and_mismatched_lengths() -> None
         _analysis.scores(a, a, np.zeros(2, np.intp), one, one, one, one.copy(), one.copy())
     with pytest.raises(ValueError, match="one size"):
         _analysis.scores(a, a[:4], one, one, one, one, one.copy(), one.copy())
+
+
+def reference_flips(
+    a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, share: float, contrast: float
+) -> int:
+    height, width = a.shape[:2]
+    ys, xs = np.nonzero(mask)
+    ys, xs = ys + y, xs + x
+    weights = np.array([0.299, 0.587, 0.114])
+
+    def luma(image: np.ndarray, yy: np.ndarray, xx: np.ndarray) -> np.ndarray:
+        return image[yy, xx, :3].astype(np.float64) @ weights
+
+    near = [
+        luma(a, np.clip(ys + dy, 0, height - 1), np.clip(xs + dx, 0, width - 1))
+        for dy in (-1, 0, 1)
+        for dx in (-1, 0, 1)
+    ]
+    span = np.max(near, axis=0) - np.min(near, axis=0)
+    moved = np.abs(luma(b, ys, xs) - luma(a, ys, xs))
+    return int(((moved >= share * span) & (span >= contrast)).sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_flips_count_pixels_that_crossed_their_neighbourhood(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    # Dark strokes on a light page, some of them moved or removed in the candidate.
+    a = np.full((30, 40, 3 + seed % 2), 240, np.uint8)
+    a[rng.random((30, 40)) < 0.2, :3] = 20
+    b = a.copy()
+    b[rng.random((30, 40)) < 0.1, :3] = 240
+    b[rng.random((30, 40)) < 0.1, :3] = 20
+    mask = (a != b).any(axis=2)[2:28, 0:40]
+    expected = reference_flips(a, b, mask, 0, 2, 0.8, 64.0)
+    assert expected > 10
+    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 64.0, 10**6) == expected
+    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 64.0, 3) == 3  # counting stops at need
+    # A faint change (under the contrast asked for) flips nothing.
+    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 255.0, 10**6) == 0
+    with pytest.raises(ValueError, match="outside"):
+        _analysis.flips(a, b, mask, 1, 2, 0.8, 64.0, 2)

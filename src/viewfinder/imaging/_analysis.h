@@ -34,8 +34,9 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
 /* A method's docstring, defined beside the method for the module table. */
 #define VFA_DOC(name, text) const char name[] = PyDoc_STR(text)
 
-/* The methods: blur and motion_residual (_analysis_motion.c), envelope (_analysis_envelope.c),
- * straight_run (_analysis_edges.c), signatures, matches and scores (_analysis_moves.c). */
+/* The methods: blur and motion_residual (_analysis_motion.c), envelope and flips
+ * (_analysis_envelope.c), straight_run (_analysis_edges.c), signatures, matches and scores
+ * (_analysis_moves.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
 PyObject *vfa_envelope(PyObject *self, PyObject *args);
@@ -43,7 +44,9 @@ PyObject *vfa_signatures(PyObject *self, PyObject *args);
 PyObject *vfa_matches(PyObject *self, PyObject *args);
 PyObject *vfa_straight_run(PyObject *self, PyObject *args);
 PyObject *vfa_scores(PyObject *self, PyObject *args);
+PyObject *vfa_flips(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[],
-    vfa_signatures_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_scores_doc[];
+    vfa_signatures_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_scores_doc[],
+    vfa_flips_doc[];
 
 #endif

@@ -43,3 +43,13 @@ def scores(
     arrived: np.ndarray,
     left: np.ndarray,
 ) -> None: ...
+def flips(
+    a: np.ndarray,
+    b: np.ndarray,
+    mask: np.ndarray,
+    x: int,
+    y: int,
+    share: float,
+    contrast: float,
+    need: int,
+) -> int: ...

@@ -71,20 +71,5 @@ def flipped(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool
     stroke drawn where there was none, inside a glyph): a content change. Re-rasterisation
     a fraction of a pixel off changes a pixel by that fraction of the contrast around it; where
     the motion is next to none, no pixel flips."""
-    height, width = a.shape[:2]
-    x, y = box[:2]
-    ys, xs = np.nonzero(changed)
-    ys, xs = ys + y, xs + x
-    weights = np.array([0.299, 0.587, 0.114], np.float32)
-    luma_a = a[ys, xs, :3].astype(np.float32) @ weights
-    luma_b = b[ys, xs, :3].astype(np.float32) @ weights
-    lo, hi = np.full(ys.size, np.inf, np.float32), np.full(ys.size, -np.inf, np.float32)
-    for dy in (-1, 0, 1):
-        for dx in (-1, 0, 1):
-            near = a[np.clip(ys + dy, 0, height - 1), np.clip(xs + dx, 0, width - 1), :3]
-            value = near.astype(np.float32) @ weights
-            np.minimum(lo, value, out=lo)
-            np.maximum(hi, value, out=hi)
-    span = hi - lo
-    flips = (np.abs(luma_b - luma_a) >= FLIP * span) & (span >= FLIP_CONTRAST)
-    return int(flips.sum()) >= FLIPS
+    found = _analysis.flips(a, b, changed, box[0], box[1], FLIP, FLIP_CONTRAST, FLIPS)
+    return found >= FLIPS
