@@ -42,6 +42,17 @@ def test_every_row_filter_decodes_to_the_original_pixels(
     assert np.array_equal(decoded, pixels)
 
 
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("width", [1, 2, 5, 64])
+def test_runs_of_paeth_rows_decode_in_pairs_and_alone(
+    rng: np.random.Generator, channels: int, width: int
+) -> None:
+    # Paeth rows next to each other are undone two at a time: runs of one, two and three.
+    pixels = random_image(rng, 23, width, channels)
+    decoded = decode(make_png(pixels, filters=[4, 4, 4, 1, 4, 2, 4, 4]))
+    assert np.array_equal(decoded, pixels)
+
+
 def test_image_data_split_over_many_chunks_decodes(rng: np.random.Generator) -> None:
     pixels = random_image(rng, 40, 31, 4)
     assert np.array_equal(decode(make_png(pixels, filters=[4, 1], idat_pieces=50)), pixels)
@@ -52,6 +63,9 @@ def test_a_large_image_decodes_in_pieces_like_libspng(rng: np.random.Generator) 
     pixels = np.repeat(random_image(rng, 1, 700, 3), 2100, axis=0)
     pixels[::7, ::3] = 17
     data = make_png(pixels, filters=[4, 2, 1], level=1)
+    assert np.array_equal(decode(data), pixels)
+    # Paeth rows paired across the rounds' boundaries, whatever rows a round holds.
+    data = make_png(pixels, filters=[4, 4, 4, 2, 4], level=1)
     assert np.array_equal(decode(data), pixels)
 
 
