@@ -246,3 +246,20 @@ def test_flips_count_pixels_that_crossed_their_neighbourhood(seed: int) -> None:
     assert _analysis.flips(a, b, mask, 0, 2, 0.8, 255.0, 10**6) == 0
     with pytest.raises(ValueError, match="outside"):
         _analysis.flips(a, b, mask, 1, 2, 0.8, 64.0, 2)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_spread_is_the_largest_channel_deviation(channels: int) -> None:
+    rng = np.random.default_rng(channels)
+    image = rng.integers(0, 256, (20, 30, channels), dtype=np.uint8)
+    image[:, :, 1] //= 4  # one channel spread less than the others
+    for x, y, w, h in ((0, 0, 30, 20), (5, 3, 7, 11), (29, 19, 1, 1)):
+        area = image[y : y + h, x : x + w, :3].astype(np.float64)
+        expected = area.std(axis=(0, 1)).max()
+        assert _analysis.spread(image, x, y, w, h) == pytest.approx(expected, abs=1e-9)
+    flat = np.full((4, 4, channels), 200, np.uint8)
+    assert _analysis.spread(flat, 0, 0, 4, 4) == 0.0
+    with pytest.raises(ValueError, match="outside"):
+        _analysis.spread(image, 25, 0, 6, 1)
+    with pytest.raises(ValueError, match="empty"):
+        _analysis.spread(image, 0, 0, 0, 5)

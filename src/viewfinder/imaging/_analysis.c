@@ -7,10 +7,12 @@
  * neighbours' range of colours and flips() counts those that crossed it, straight_run() finds
  * a box's edge among changed pixels, signatures() hashes the rows or columns of an area so that
  * moved lines can be found by their hash, matches() checks a translation pixel by pixel and
- * scores() counts how well each of many translations explains a sample of pixels. All release
- * the GIL. This file holds the module, its method table and the image check; the methods are
- * in _analysis_motion.c (blur, motion_residual), _analysis_envelope.c (envelope, flips),
- * _analysis_edges.c (straight_run) and _analysis_moves.c (signatures, matches, scores).
+ * scores() counts how well each of many translations explains a sample of pixels, spread()
+ * measures how far an area's colours stray from their mean. All release the GIL. This file
+ * holds the module, its method table and the image check; the methods are in
+ * _analysis_motion.c (blur, motion_residual), _analysis_envelope.c (envelope, flips),
+ * _analysis_edges.c (straight_run), _analysis_moves.c (signatures, matches, scores) and
+ * _analysis_stats.c (spread).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -30,6 +32,7 @@ static PyMethodDef methods[] = {
     {"motion_residual", vfa_motion_residual, METH_VARARGS, vfa_motion_residual_doc},
     {"envelope", vfa_envelope, METH_VARARGS, vfa_envelope_doc},
     {"flips", vfa_flips, METH_VARARGS, vfa_flips_doc},
+    {"spread", vfa_spread, METH_VARARGS, vfa_spread_doc},
     {"signatures", vfa_signatures, METH_VARARGS, vfa_signatures_doc},
     {"matches", vfa_matches, METH_VARARGS, vfa_matches_doc},
     {"scores", vfa_scores, METH_VARARGS, vfa_scores_doc},

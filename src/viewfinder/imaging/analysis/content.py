@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.model import Box, window
 
 EDGE_STRONG = 24.0  # luma gradient of an edge
@@ -76,11 +77,9 @@ def vanished(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
     x, y, w, h = box
     if min(w, h) < 3:
         return False
-    after = b[y : y + h, x : x + w, :3].astype(np.float32)
-    if after.std(axis=(0, 1)).max() >= 3:
+    if _analysis.spread(b, x, y, w, h) >= 3:
         return False
-    before = a[y : y + h, x : x + w, :3].astype(np.float32)
-    return bool(before.std(axis=(0, 1)).max() > 12)
+    return _analysis.spread(a, x, y, w, h) > 12
 
 
 def image_lost(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
