@@ -263,3 +263,44 @@ def test_spread_is_the_largest_channel_deviation(channels: int) -> None:
         _analysis.spread(image, 25, 0, 6, 1)
     with pytest.raises(ValueError, match="empty"):
         _analysis.spread(image, 0, 0, 0, 5)
+
+
+def envelope3(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pixel's 3x3 lowest and highest value, channel by channel, edges repeated."""
+    h, w = area.shape[:2]
+    padded = np.pad(area, ((1, 1), (1, 1), (0, 0)), mode="edge")
+    near = [padded[i : i + h, j : j + w] for i in range(3) for j in range(3)]
+    return np.ascontiguousarray(np.min(near, axis=0)), np.ascontiguousarray(np.max(near, axis=0))
+
+
+def reference_fits(
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, dx: int, dy: int, tol: int
+) -> np.ndarray:
+    """b's colour within a's 3x3 range at p - d and a's within b's at p + d, all positions
+    clamped to the area."""
+    h, w = a.shape[:2]
+    (lo_a, hi_a), (lo_b, hi_b) = envelope3(a), envelope3(b)
+    sy, sx = np.clip(ys - dy, 0, h - 1), np.clip(xs - dx, 0, w - 1)
+    ty, tx = np.clip(ys + dy, 0, h - 1), np.clip(xs + dx, 0, w - 1)
+    came = (b[ys, xs] >= lo_a[sy, sx] - tol) & (b[ys, xs] <= hi_a[sy, sx] + tol)
+    went = (a[ys, xs] >= lo_b[ty, tx] - tol) & (a[ys, xs] <= hi_b[ty, tx] + tol)
+    return np.asarray((came & went).all(axis=1))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fits_agrees_with_its_definition(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = (rng.integers(0, 4, (17, 23, 3)) * 80).astype(np.int16)
+    b = np.roll(a, (1, -2), axis=(0, 1))  # displaced, so that some (dx, dy) explain much of it
+    b[rng.random((17, 23)) < 0.1] += 5
+    h, w = a.shape[:2]
+    (lo_a, hi_a), (lo_b, hi_b) = envelope3(a), envelope3(b)
+    ys, xs = (v.astype(np.intp) for v in np.nonzero(np.ones((h, w), bool)))
+    for dx, dy in ((0, 0), (-2, 1), (2, -1), (1, 1)):
+        ok = np.empty(ys.size, bool)
+        _analysis.fits(a, b, lo_a, hi_a, lo_b, hi_b, ys, xs, dx, dy, 8, ok)
+        assert np.array_equal(ok, reference_fits(a, b, ys, xs, dx, dy, 8))
+    with pytest.raises(ValueError, match="outside the area"):
+        _analysis.fits(a, b, lo_a, hi_a, lo_b, hi_b, ys + h, xs, 0, 0, 8, ok)
+    with pytest.raises(ValueError, match="int16"):
+        _analysis.fits(a.astype(np.uint8), b, lo_a, hi_a, lo_b, hi_b, ys, xs, 0, 0, 8, ok)

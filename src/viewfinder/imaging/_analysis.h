@@ -34,7 +34,7 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
 /* A method's docstring, defined beside the method for the module table. */
 #define VFA_DOC(name, text) const char name[] = PyDoc_STR(text)
 
-/* The methods: blur and motion_residual (_analysis_motion.c), envelope and flips
+/* The methods: blur and motion_residual (_analysis_motion.c), envelope, flips and fits
  * (_analysis_envelope.c), straight_run (_analysis_edges.c), signatures, matches and scores
  * (_analysis_moves.c), spread (_analysis_stats.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
@@ -46,8 +46,9 @@ PyObject *vfa_straight_run(PyObject *self, PyObject *args);
 PyObject *vfa_scores(PyObject *self, PyObject *args);
 PyObject *vfa_flips(PyObject *self, PyObject *args);
 PyObject *vfa_spread(PyObject *self, PyObject *args);
+PyObject *vfa_fits(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[],
     vfa_signatures_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_scores_doc[],
-    vfa_flips_doc[], vfa_spread_doc[];
+    vfa_flips_doc[], vfa_spread_doc[], vfa_fits_doc[];
 
 #endif

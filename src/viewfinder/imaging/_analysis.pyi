@@ -54,3 +54,17 @@ def flips(
     need: int,
 ) -> int: ...
 def spread(src: np.ndarray, x: int, y: int, w: int, h: int) -> float: ...
+def fits(
+    a: np.ndarray,
+    b: np.ndarray,
+    lo_a: np.ndarray,
+    hi_a: np.ndarray,
+    lo_b: np.ndarray,
+    hi_b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    dx: int,
+    dy: int,
+    tolerance: int,
+    ok: np.ndarray,
+) -> None: ...

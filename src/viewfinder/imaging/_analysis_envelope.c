@@ -145,3 +145,98 @@ VFA_DOC(vfa_flips_doc,
         "Count the pixels set in mask (placed at (x, y)) whose luma changed from a to b by at\n"
         "least share of the luma range of a's 3x3 neighbourhood, where that range is at least\n"
         "contrast; counting stops at need.");
+
+/* ---- fits ---------------------------------------------------------------------------------- */
+
+/* An int16 array of shape (height, width, 3), C-contiguous, or ValueError naming it. */
+static int get_area(PyObject *obj, Py_buffer *view, const char *name) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (view->ndim != 3 || view->itemsize != 2 || view->shape[2] != 3 || !view->format ||
+        view->format[0] != 'h') {
+        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous int16 array (height, width, 3)",
+                     name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every channel of p within [lo - tolerance, hi + tolerance]. */
+static inline int inside(const int16_t *p, const int16_t *lo, const int16_t *hi, int tolerance) {
+    for (int c = 0; c < 3; c++)
+        if (p[c] < lo[c] - tolerance || p[c] > hi[c] + tolerance) return 0;
+    return 1;
+}
+
+PyObject *vfa_fits(PyObject *self, PyObject *args) {
+    PyObject *objs[6], *ys_obj, *xs_obj, *ok_obj;
+    Py_ssize_t dx, dy;
+    int tolerance;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOnniO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &objs[5], &ys_obj, &xs_obj, &dx, &dy, &tolerance, &ok_obj))
+        return NULL;
+    static const char *names[6] = {"a", "b", "lo_a", "hi_a", "lo_b", "hi_b"};
+    Py_buffer v[6], vy, vx, vo;
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < 6; got++)
+        if (get_area(objs[got], &v[got], names[got]) < 0) goto release;
+    const Py_ssize_t h = v[0].shape[0], w = v[0].shape[1];
+    for (int i = 1; i < 6; i++) {
+        if (v[i].shape[0] != h || v[i].shape[1] != w) {
+            PyErr_SetString(PyExc_ValueError, "the areas and their envelopes must have one size");
+            goto release;
+        }
+    }
+    if (PyObject_GetBuffer(ys_obj, &vy, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto release;
+    if (PyObject_GetBuffer(xs_obj, &vx, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto fail_y;
+    if (PyObject_GetBuffer(ok_obj, &vo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_x;
+    const Py_ssize_t n = vy.len / (Py_ssize_t)sizeof(Py_ssize_t);
+    if (vy.itemsize != sizeof(Py_ssize_t) || vx.itemsize != sizeof(Py_ssize_t) ||
+        vx.len != vy.len || vo.len != n || vo.itemsize != 1) {
+        PyErr_SetString(PyExc_ValueError, "ys and xs must be intp and ok bool, of one length");
+        goto done;
+    }
+    const Py_ssize_t *ys = vy.buf, *xs = vx.buf;
+    const int16_t *a = v[0].buf, *b = v[1].buf, *lo_a = v[2].buf, *hi_a = v[3].buf,
+                  *lo_b = v[4].buf, *hi_b = v[5].buf;
+    uint8_t *ok = vo.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const Py_ssize_t y = ys[i], x = xs[i];
+        if (y < 0 || y >= h || x < 0 || x >= w) {
+            bad = 1;
+            break;
+        }
+        const Py_ssize_t at = (y * w + x) * 3;
+        /* The candidate's colour within the base's range where it came from, and the base's
+         * within the candidate's where it went. */
+        const Py_ssize_t from = (clamp(y - dy, 0, h - 1) * w + clamp(x - dx, 0, w - 1)) * 3;
+        const Py_ssize_t to = (clamp(y + dy, 0, h - 1) * w + clamp(x + dx, 0, w - 1)) * 3;
+        ok[i] = (uint8_t)(inside(b + at, lo_a + from, hi_a + from, tolerance) &&
+                          inside(a + at, lo_b + to, hi_b + to, tolerance));
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "a pixel of ys, xs lies outside the area");
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&vo);
+fail_x:
+    PyBuffer_Release(&vx);
+fail_y:
+    PyBuffer_Release(&vy);
+release:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&v[i]);
+    return result;
+}
+
+VFA_DOC(vfa_fits_doc,
+        "fits(a, b, lo_a, hi_a, lo_b, hi_b, ys, xs, dx, dy, tolerance, ok)\n\n"
+        "For each pixel (ys[i], xs[i]) of two int16 (height, width, 3) areas, set ok[i] when b's\n"
+        "colour there lies within a's 3x3 range (lo_a, hi_a) at (x - dx, y - dy) and a's within\n"
+        "b's range at (x + dx, y + dy), give or take tolerance, positions clamped to the area.");

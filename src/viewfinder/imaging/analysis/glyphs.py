@@ -102,8 +102,6 @@ def _search(
     lo_a, hi_a = _envelope(area_a)
     lo_b, hi_b = _envelope(area_b)
     ys, xs = ys - y0, xs - x0
-    pa, pb = area_a[ys, xs], area_b[ys, xs]
-    last_y, last_x = y1 - y0 - 1, x1 - x0 - 1
     found: dict[int, tuple[int, int, bool]] = {}
     fewest = np.full(totals.size, np.inf)  # misses of each tile's best displacement so far
     nearest = np.zeros((totals.size, 2), np.int64)  # ... and that displacement
@@ -115,11 +113,10 @@ def _search(
     for dx, dy in ORDER:  # shortest first: a tile takes the first that explains it
         if pick.size == 0:
             break
-        py, px, in_tile = ys[pick], xs[pick], tiles[pick]
-        sy, sx = np.clip(py - dy, 0, last_y), np.clip(px - dx, 0, last_x)
-        ty, tx = np.clip(py + dy, 0, last_y), np.clip(px + dx, 0, last_x)
-        ok = _within(pb[pick], lo_a[sy, sx], hi_a[sy, sx]) & _within(
-            pa[pick], lo_b[ty, tx], hi_b[ty, tx]
+        in_tile = tiles[pick]
+        ok = np.empty(pick.size, bool)
+        _analysis.fits(
+            area_a, area_b, lo_a, hi_a, lo_b, hi_b, ys[pick], xs[pick], dx, dy, TOLERANCE, ok
         )
         misses = np.bincount(in_tile[~ok], minlength=totals.size)
         closer = open_tiles & (misses < fewest)
@@ -155,15 +152,6 @@ def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float
     inside = (x - x0, y - y0, x - x0 + w, y - y0 + h)
     residual, _ = _analysis.motion_residual(wa, wb, (0, 0, x1 - x0, y1 - y0), inside, inside, STILL)
     return float(residual)
-
-
-def _within(p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Per pixel, whether every channel of p lies in [lo - TOLERANCE, hi + TOLERANCE] (channel by
-    channel: a reduction over the last axis is slow)."""
-    inside = (p[:, 0] >= lo[:, 0] - TOLERANCE) & (p[:, 0] <= hi[:, 0] + TOLERANCE)
-    for ch in (1, 2):
-        inside &= (p[:, ch] >= lo[:, ch] - TOLERANCE) & (p[:, ch] <= hi[:, ch] + TOLERANCE)
-    return inside
 
 
 def _envelope(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
