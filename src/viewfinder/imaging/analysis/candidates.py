@@ -73,8 +73,10 @@ def _signature_votes(a: np.ndarray, b: np.ndarray, box: Box, columns: bool) -> l
 
 
 def _grey(pixels: np.ndarray) -> np.ndarray:
-    """r + g + b as float32 (channel by channel: a reduction over the last axis is slow)."""
-    grey: np.ndarray = pixels[..., 0].astype(np.float32)
+    """r + g + b as float64 (channel by channel: a reduction over the last axis is slow). Not
+    float32: numpy's transforms of float32 are slower than of float64 (6.3 against 3.7 ms for
+    a 300x500 correlation, numpy 2.4)."""
+    grey: np.ndarray = pixels[..., 0].astype(np.float64)
     grey += pixels[..., 1]
     grey += pixels[..., 2]
     return grey
