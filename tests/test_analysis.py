@@ -13,6 +13,7 @@ import pytest
 from tests import analysis_corpus
 from viewfinder.imaging import compare, png
 from viewfinder.imaging.analysis import Signal, wording
+from viewfinder.imaging.analysis.model import pixels_of
 
 
 @pytest.fixture(scope="session")
@@ -226,3 +227,12 @@ def test_regions_beyond_those_examined_are_noted_as_not_examined() -> None:
     skipped = [c for c in analysis.changes if c.signal is Signal.NOT_EXAMINED]
     assert len(analysis.changes) == 70 and len(skipped) == 70 - 64
     assert {c.to_dict()["note"] for c in skipped} == {"not examined"}
+
+
+def test_pixels_of_answers_as_np_nonzero_does() -> None:
+    rng = np.random.default_rng(3)
+    mask = rng.random((37, 53)) < 0.3
+    for view in (mask, mask[5:30, 7:40], mask[::2, ::3], mask.T, np.zeros((4, 5), bool)):
+        ys, xs = pixels_of(view)
+        expected = np.nonzero(view)
+        assert np.array_equal(ys, expected[0]) and np.array_equal(xs, expected[1])

@@ -55,9 +55,12 @@ def recoloured(a: np.ndarray, b: np.ndarray, box: Box, changed: np.ndarray) -> b
 def one_fill(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
     """Most changed pixels (ONE_FILL of a sample) went from one colour to one other colour."""
     x, y = box[:2]
-    ys, xs = np.nonzero(changed)
-    step = max(1, ys.size // 2048)
-    ys, xs = ys[::step] + y, xs[::step] + x
+    # Flat indices sampled first, then split: less work than every pixel's row and column.
+    where = np.flatnonzero(changed)
+    where = where[:: max(1, where.size // 2048)]
+    ys, xs = np.divmod(where, changed.shape[1])
+    ys += y
+    xs += x
     pairs = _keys(a[ys, xs]) << 16 | _keys(b[ys, xs])
     _, counts = np.unique(pairs, return_counts=True)
     return bool(counts.max() >= ONE_FILL * pairs.size)

@@ -20,7 +20,7 @@ from viewfinder.imaging.analysis.content import (
     vanished,
 )
 from viewfinder.imaging.analysis.glyphs import GLYPH_SHIFT, glyphs_redrawn, straight_edge
-from viewfinder.imaging.analysis.model import Analysis, Box, Change, window
+from viewfinder.imaging.analysis.model import Analysis, Box, Change, pixels_of, window
 from viewfinder.imaging.analysis.moves import (
     MOVE_EXPLAINED,
     MOVE_MIN_PIXELS,
@@ -154,7 +154,7 @@ def examine(
                 return [Change(x, y, w, h, "content", count, signal=signal)]
             inserted = np.zeros_like(rest)
             inserted[rows] = rest[rows]
-            ys, xs = np.nonzero(inserted)
+            ys, xs = pixels_of(inserted)
             at_top = ys.min() + y == 0 and dy > 0
             found.append(
                 Change(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from viewfinder.imaging import _analysis
-from viewfinder.imaging.analysis.model import Box
+from viewfinder.imaging.analysis.model import Box, pixels_of
 from viewfinder.imaging.analysis.noise import NOISE_MOVING, NOISE_STILL, STILL
 
 GLYPH_SHIFT = 2  # device px a re-rasterised glyph may be drawn off (1 CSS px at scale 2)
@@ -52,7 +52,7 @@ def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) 
     count = int(changed.sum())
     if count == 0 or count > MAX_PIXELS:
         return False
-    ys, xs = np.nonzero(changed)
+    ys, xs = pixels_of(changed)
     columns = changed.shape[1] // TILE + 1
     tiles = (ys // TILE) * columns + xs // TILE
     totals = np.bincount(tiles)

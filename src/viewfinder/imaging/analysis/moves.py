@@ -12,7 +12,7 @@ import numpy as np
 
 from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.candidates import translations
-from viewfinder.imaging.analysis.model import Box, window
+from viewfinder.imaging.analysis.model import Box, pixels_of, window
 
 MOVE_EXPLAINED = 0.9  # share of changed pixels a translation must explain to be a move
 MOVE_PARTIAL = 0.4  # ... to be a move beside a band of inserted content
@@ -75,7 +75,7 @@ def find_move(
     down usually pushed its neighbours by as much. ``candidates`` gives the translations to
     try (by default those the region suggests)."""
     x, y, w, h = box
-    ys, xs = np.nonzero(changed)
+    ys, xs = pixels_of(changed)
     ys += y
     xs += x
 
@@ -146,7 +146,7 @@ def known_move(
     far = tuple(d for d in known if max(abs(d[0]), abs(d[1])) > beyond)
     if not far:
         return None
-    ys, xs = np.nonzero(changed)
+    ys, xs = pixels_of(changed)
     return _known(a, b, ys + box[1], xs + box[0], far)
 
 

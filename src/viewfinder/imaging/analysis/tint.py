@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from viewfinder.imaging import _native
+from viewfinder.imaging.analysis.model import pixels_of
 
 TINT_MIN_PIXELS = 1024  # differing pixels of an area before it can be a tint (32 x 32)
 TINT_SOLID = 0.5  # share of the area's box they fill: an area, not the lines of a border
@@ -38,7 +39,7 @@ def mark_tints(a: np.ndarray, b: np.ndarray, labels: np.ndarray) -> int:
         grid = view[::step, ::step] == _native.LABEL_SUBTLE
         if grid.mean() < TINT_SOLID:
             continue  # lines, not an area: the edges of boxes drawn a fraction of a pixel off
-        ys, xs = np.nonzero(grid)
+        ys, xs = pixels_of(grid)
         ys, xs = ys * step + y, xs * step + x
         if _visible_shift(a[ys, xs, :3], b[ys, xs, :3]):
             view[view == _native.LABEL_SUBTLE] = _native.LABEL_CHANGED
