@@ -56,6 +56,11 @@ def test_runs_of_paeth_rows_decode_in_pairs_and_alone(
 def test_image_data_split_over_many_chunks_decodes(rng: np.random.Generator) -> None:
     pixels = random_image(rng, 40, 31, 4)
     assert np.array_equal(decode(make_png(pixels, filters=[4, 1], idat_pieces=50)), pixels)
+    # Chunks are joined into pieces of about a megabyte: noise that does not compress spans two.
+    pixels = random_image(rng, 600, 700, 3)
+    data = make_png(pixels, filters=[4, 1, 2], idat_pieces=40)
+    assert len(data) > 1 << 20
+    assert np.array_equal(decode(data), pixels)
 
 
 def test_a_large_image_decodes_in_pieces_like_libspng(rng: np.random.Generator) -> None:

@@ -319,7 +319,7 @@ def _inflate_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bo
     inflater = zlib_ng.decompressobj()
     pending = b""
     y = 0
-    for piece in pieces:
+    for piece in _joined(pieces):
         tail: bytes | memoryview = piece
         while tail and y < height:
             want = min(chunk, (height - y) * row_len - len(pending))
@@ -342,6 +342,22 @@ def _inflate_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bo
             f"{name} is truncated or corrupt: its image data ends after {y} of {height} rows"
         )
     return inflater.eof
+
+
+def _joined(pieces: list[memoryview], size: int = 1 << 20) -> Iterator[bytes | memoryview]:
+    """The image data chunks joined into pieces of about ``size`` compressed bytes: encoders
+    write chunks of 8 to 64 KB, and a round of inflating and unfiltering for each cost more
+    than the work it did on a screenshot."""
+    group: list[memoryview] = []
+    total = 0
+    for piece in pieces:
+        group.append(piece)
+        total += len(piece)
+        if total >= size:
+            yield group[0] if len(group) == 1 else b"".join(group)
+            group, total = [], 0
+    if group:
+        yield group[0] if len(group) == 1 else b"".join(group)
 
 
 def decode_rows(
