@@ -1,4 +1,5 @@
-/* envelope(): whether changed pixels stay within their neighbours' range of colours. */
+/* Changed pixels against their neighbours' range of colours: envelope() (within it), flips()
+ * (crossed it) and fits() (within it once displaced a pixel or two). */
 #include "_analysis.h"
 
 /* Every channel of p lies within [lo - 2, hi + 2] of the 3x3 neighbourhood of (x, y) in q. */
@@ -20,28 +21,59 @@ static int within(const pixels_t *q, const uint8_t *p, Py_ssize_t x, Py_ssize_t 
     return 1;
 }
 
+/* Two images of one size and a bool mask placed at (x, y) inside them. */
+typedef struct {
+    Py_buffer va, vb, vm;
+    pixels_t a, b;
+    Py_ssize_t w, h;
+} placed_t;
+
+/* Views of a, b and the mask, checked; on failure ValueError (or the buffer's error), nothing
+ * held and -1. Release with release_placed(). */
+static int get_placed(PyObject *a_obj, PyObject *b_obj, PyObject *mask_obj, Py_ssize_t x,
+                      Py_ssize_t y, placed_t *p) {
+    if (vfa_get_pixels(a_obj, &p->va, &p->a, "a") < 0) return -1;
+    if (vfa_get_pixels(b_obj, &p->vb, &p->b, "b") < 0) goto fail_a;
+    if (PyObject_GetBuffer(mask_obj, &p->vm, PyBUF_STRIDED_RO) < 0) goto fail_b;
+    p->w = p->va.shape[1];
+    p->h = p->va.shape[0];
+    const Py_buffer *vm = &p->vm;
+    if (vm->ndim != 2 || vm->itemsize != 1 || vm->strides[1] != 1 || vm->strides[0] < 0) {
+        PyErr_SetString(PyExc_ValueError, "mask must be a 2-D bool array with contiguous rows");
+        goto fail_m;
+    }
+    if (p->vb.shape[0] != p->h || p->vb.shape[1] != p->w || x < 0 || y < 0 ||
+        x + vm->shape[1] > p->w || y + vm->shape[0] > p->h) {
+        PyErr_SetString(PyExc_ValueError, "the images differ in size or the mask lies outside");
+        goto fail_m;
+    }
+    return 0;
+fail_m:
+    PyBuffer_Release(&p->vm);
+fail_b:
+    PyBuffer_Release(&p->vb);
+fail_a:
+    PyBuffer_Release(&p->va);
+    return -1;
+}
+
+static void release_placed(placed_t *p) {
+    PyBuffer_Release(&p->vm);
+    PyBuffer_Release(&p->vb);
+    PyBuffer_Release(&p->va);
+}
+
 PyObject *vfa_envelope(PyObject *self, PyObject *args) {
     PyObject *a_obj, *b_obj, *mask_obj;
     Py_ssize_t bx, by;
     int skip_edges;
     if (!PyArg_ParseTuple(args, "OOOnnp", &a_obj, &b_obj, &mask_obj, &bx, &by, &skip_edges))
         return NULL;
-    Py_buffer va, vb, vm;
-    pixels_t a, b;
-    PyObject *result = NULL;
-    if (vfa_get_pixels(a_obj, &va, &a, "a") < 0) return NULL;
-    if (vfa_get_pixels(b_obj, &vb, &b, "b") < 0) goto fail_a;
-    if (PyObject_GetBuffer(mask_obj, &vm, PyBUF_STRIDED_RO) < 0) goto fail_b;
-    const Py_ssize_t w = va.shape[1], h = va.shape[0];
-    if (vm.ndim != 2 || vm.itemsize != 1 || vm.strides[1] != 1 || vm.strides[0] < 0) {
-        PyErr_SetString(PyExc_ValueError, "mask must be a 2-D bool array with contiguous rows");
-        goto done;
-    }
-    if (vb.shape[0] != h || vb.shape[1] != w || bx < 0 || by < 0 || bx + vm.shape[1] > w ||
-        by + vm.shape[0] > h) {
-        PyErr_SetString(PyExc_ValueError, "the images differ in size or the mask lies outside");
-        goto done;
-    }
+    placed_t p;
+    if (get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
+    const pixels_t a = p.a, b = p.b;
+    const Py_buffer vm = p.vm;
+    const Py_ssize_t w = p.w, h = p.h;
     int ok = 1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; ok && r < vm.shape[0]; r++) {
@@ -61,14 +93,8 @@ PyObject *vfa_envelope(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    result = PyBool_FromLong(ok);
-done:
-    PyBuffer_Release(&vm);
-fail_b:
-    PyBuffer_Release(&vb);
-fail_a:
-    PyBuffer_Release(&va);
-    return result;
+    release_placed(&p);
+    return PyBool_FromLong(ok);
 }
 
 VFA_DOC(vfa_envelope_doc,
@@ -88,22 +114,11 @@ PyObject *vfa_flips(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOnnddn", &a_obj, &b_obj, &mask_obj, &bx, &by, &share,
                           &contrast, &need))
         return NULL;
-    Py_buffer va, vb, vm;
-    pixels_t a, b;
-    PyObject *result = NULL;
-    if (vfa_get_pixels(a_obj, &va, &a, "a") < 0) return NULL;
-    if (vfa_get_pixels(b_obj, &vb, &b, "b") < 0) goto fail_a;
-    if (PyObject_GetBuffer(mask_obj, &vm, PyBUF_STRIDED_RO) < 0) goto fail_b;
-    const Py_ssize_t w = va.shape[1], h = va.shape[0];
-    if (vm.ndim != 2 || vm.itemsize != 1 || vm.strides[1] != 1 || vm.strides[0] < 0) {
-        PyErr_SetString(PyExc_ValueError, "mask must be a 2-D bool array with contiguous rows");
-        goto done;
-    }
-    if (vb.shape[0] != h || vb.shape[1] != w || bx < 0 || by < 0 || bx + vm.shape[1] > w ||
-        by + vm.shape[0] > h) {
-        PyErr_SetString(PyExc_ValueError, "the images differ in size or the mask lies outside");
-        goto done;
-    }
+    placed_t p;
+    if (get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
+    const pixels_t a = p.a, b = p.b;
+    const Py_buffer vm = p.vm;
+    const Py_ssize_t w = p.w, h = p.h;
     const float part = (float)share, least = (float)contrast;
     Py_ssize_t found = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -130,14 +145,8 @@ PyObject *vfa_flips(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    result = PyLong_FromSsize_t(found);
-done:
-    PyBuffer_Release(&vm);
-fail_b:
-    PyBuffer_Release(&vb);
-fail_a:
-    PyBuffer_Release(&va);
-    return result;
+    release_placed(&p);
+    return PyLong_FromSsize_t(found);
 }
 
 VFA_DOC(vfa_flips_doc,

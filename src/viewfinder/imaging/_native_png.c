@@ -42,19 +42,24 @@ ALWAYS_INLINE __m128i select16(__m128i mask, __m128i yes, __m128i no) {
     return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
 }
 
+/* One Paeth step in every 16-bit lane: left a, up b, up-left c, filtered x. */
+ALWAYS_INLINE __m128i paeth_step(__m128i a, __m128i b, __m128i c, __m128i x) {
+    __m128i pa = _mm_sub_epi16(b, c), pb = _mm_sub_epi16(a, c);
+    __m128i pc = abs16(_mm_add_epi16(pa, pb));
+    pa = abs16(pa);
+    pb = abs16(pb);
+    __m128i smallest = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
+    __m128i nearest = select16(_mm_cmpeq_epi16(smallest, pa), a,
+                               select16(_mm_cmpeq_epi16(smallest, pb), b, c));
+    return _mm_and_si128(_mm_add_epi16(x, nearest), _mm_set1_epi16(0xff));
+}
+
 ALWAYS_INLINE void paeth_row(uint8_t *restrict dst, const uint8_t *restrict src,
                              const uint8_t *restrict up, Py_ssize_t n, const int bpp) {
-    __m128i a = _mm_setzero_si128(), c = _mm_setzero_si128(), low = _mm_set1_epi16(0xff);
+    __m128i a = _mm_setzero_si128(), c = _mm_setzero_si128();
     for (Py_ssize_t i = 0; i < n; i += bpp) {
         __m128i b = load_px(up + i, bpp), x = load_px(src + i, bpp);
-        __m128i pa = _mm_sub_epi16(b, c), pb = _mm_sub_epi16(a, c);
-        __m128i pc = abs16(_mm_add_epi16(pa, pb));
-        pa = abs16(pa);
-        pb = abs16(pb);
-        __m128i smallest = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
-        __m128i nearest = select16(_mm_cmpeq_epi16(smallest, pa), a,
-                                   select16(_mm_cmpeq_epi16(smallest, pb), b, c));
-        a = _mm_and_si128(_mm_add_epi16(x, nearest), low);
+        a = paeth_step(a, b, c, x);
         store_px(dst + i, a, bpp);
         c = b;
     }
@@ -70,7 +75,7 @@ ALWAYS_INLINE void paeth_rows2(uint8_t *restrict dst0, const uint8_t *restrict s
                                const uint8_t *restrict up0, uint8_t *restrict dst1,
                                const uint8_t *restrict src1, Py_ssize_t n, const int bpp) {
     const Py_ssize_t pixels = n / bpp;
-    const __m128i low = _mm_set1_epi16(0xff), zero = _mm_setzero_si128();
+    const __m128i zero = _mm_setzero_si128();
     __m128i a = zero, c = zero;
     for (Py_ssize_t k = 0; k < pixels + 2; k++) {
         const int first = k < pixels, second = k >= 2;
@@ -79,14 +84,7 @@ ALWAYS_INLINE void paeth_rows2(uint8_t *restrict dst0, const uint8_t *restrict s
                                        second ? load_px(dst0 + j, bpp) : zero);
         __m128i x = _mm_unpacklo_epi64(first ? load_px(src0 + i, bpp) : zero,
                                        second ? load_px(src1 + j, bpp) : zero);
-        __m128i pa = _mm_sub_epi16(b, c), pb = _mm_sub_epi16(a, c);
-        __m128i pc = abs16(_mm_add_epi16(pa, pb));
-        pa = abs16(pa);
-        pb = abs16(pb);
-        __m128i smallest = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
-        __m128i nearest = select16(_mm_cmpeq_epi16(smallest, pa), a,
-                                   select16(_mm_cmpeq_epi16(smallest, pb), b, c));
-        a = _mm_and_si128(_mm_add_epi16(x, nearest), low);
+        a = paeth_step(a, b, c, x);
         if (first) store_px(dst0 + i, a, bpp);
         if (second) store_px(dst1 + j, _mm_srli_si128(a, 8), bpp);
         c = b;

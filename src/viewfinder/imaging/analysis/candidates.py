@@ -53,8 +53,9 @@ def _signature_votes(a: np.ndarray, b: np.ndarray, box: Box, columns: bool) -> l
     base_lines, cand_lines = np.flatnonzero(~base_flat), np.flatnonzero(~cand_flat)
     # Every (candidate line, base line) pair with one key, candidate lines in order and base
     # lines in order within each: the order in which offsets are first seen breaks ties.
-    order = np.argsort(base_keys[base_lines], kind="stable")
-    keys, positions = base_keys[base_lines][order], base_lines[order] + first
+    keys = base_keys[base_lines]
+    order = np.argsort(keys, kind="stable")
+    keys, positions = keys[order], base_lines[order] + first
     wanted = cand_keys[cand_lines]
     starts = np.searchsorted(keys, wanted, "left")
     counts = np.searchsorted(keys, wanted, "right") - starts
