@@ -56,6 +56,8 @@ def create_app(
         finally:
             if supervisor:
                 supervisor.stop()
+            # The loop's own database connections end with the loop (store.loopreads).
+            await app.state.env.db.loop_reads.close()
             if own:
                 app.state.env.close()
 

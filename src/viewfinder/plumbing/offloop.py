@@ -6,7 +6,11 @@ fraction of a millisecond in process; with forty threads taking turns at the GIL
 answered over HTTP at a fifth of /healthz's rate (bench/api.py), most of it spent handing the
 GIL back and forth. Two threads keep both cores busy and the hand-offs few. The price is that
 a call must not sleep in one of them: waiting for work another process does (a comparison, a
-capture) goes through `wait_for`, which sleeps on the event loop between short reads."""
+capture) goes through `wait_for`, which sleeps on the event loop between short reads.
+
+A short read (services.shortreads: a page or a record, nothing but the database) is not handed
+over at all: the hand-off cost more than the read (a list answered at a third of /healthz's
+rate, above half without it), so it runs in a greenlet on the loop (store.loopreads)."""
 
 from __future__ import annotations
 
@@ -16,7 +20,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from sqlalchemy.util import greenlet_spawn
+
+from viewfinder.services.shortreads import is_short_read
 from viewfinder.services.waiting import Wait
+from viewfinder.store.loopreads import ReadBusy
 
 T = TypeVar("T")
 
@@ -29,7 +37,14 @@ _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="viewfinder-c
 
 
 async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a (blocking) service function on the service threads and return its result."""
+    """Run a (blocking) service function on the service threads and return its result; a short
+    read (services.shortreads) runs in a greenlet on the loop, its database waits suspending
+    only itself (store.loopreads)."""
+    if is_short_read(fn):
+        try:
+            return await greenlet_spawn(fn, *args, **kwargs)
+        except ReadBusy:
+            pass  # a lock it may not wait for on the loop: wait for it on a thread
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_pool, functools.partial(fn, *args, **kwargs))
 

@@ -23,6 +23,7 @@ from viewfinder.services.records import (
     Page,
     Record,
 )
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_text
 from viewfinder.store.models import Baseline, Context, Image, utcnow
 
@@ -270,6 +271,7 @@ def record(env: Env, row: Baseline, image: Image | None = None) -> BaselineRecor
     )
 
 
+@short_read
 def list_baselines(
     env: Env,
     actor: Actor,

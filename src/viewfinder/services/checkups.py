@@ -27,6 +27,7 @@ from viewfinder.services.checkup_next import status_of
 from viewfinder.services.checkup_records import FindingsResult, ReviewList, ReviewRecord
 from viewfinder.services.checkup_view import review_record, summary_record
 from viewfinder.services.env import Actor, Env
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_text
 from viewfinder.services.waiting import Wait
 from viewfinder.store.models import Checkup, CheckupPin, utcnow
@@ -231,6 +232,7 @@ def _row(env: Env, actor: Actor, review_id: str) -> Checkup:
         return row
 
 
+@short_read
 def get_review(env: Env, actor: Actor, review_id: str) -> ReviewRecord:
     """The review object. Raises NotFound."""
     permissions.require(actor, "get_review")
@@ -252,6 +254,7 @@ def wait_for_capture(env: Env, actor: Actor, review_id: str, *, timeout: float) 
     return capture_waiting(env, actor, review_id, timeout=timeout).block()
 
 
+@short_read
 def list_reviews(env: Env, actor: Actor, *, limit: int = LIST_LIMIT) -> ReviewList:
     """The reviews this key opened, newest first: pass, status, next action and counts."""
     permissions.require(actor, "list_reviews")

@@ -34,6 +34,7 @@ from viewfinder.services.records import (
     RegionRecord,
     Verdict,
 )
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.urls import file_url
 from viewfinder.services.waiting import Wait
 from viewfinder.store.models import Comparison, Image, Project, utcnow
@@ -386,6 +387,7 @@ def compare_images(
         return comparison_record(env, s, row)
 
 
+@short_read
 def get_comparison(env: Env, actor: Actor, comparison_id: str) -> ComparisonRecord:
     with env.db.read() as s:
         return comparison_record(env, s, get_row(s, actor, comparison_id))

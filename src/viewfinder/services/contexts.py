@@ -18,6 +18,7 @@ from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     Record,
 )
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_text
 from viewfinder.store.models import Context, Image, utcnow
 
@@ -166,6 +167,7 @@ def get_context_row(s: Session, actor: Actor, context_id: str) -> Context:
     return scoping.owned(s, Context, context_id, actor, "context")
 
 
+@short_read
 def list_contexts(env: Env, actor: Actor, *, status: str | None = None) -> list[ContextRecord]:
     with env.db.read() as s:
         query = select(Context).where(Context.project_id == actor.project_id)

@@ -32,6 +32,7 @@ from viewfinder.replay.static import Rewrite, StaticServer, check_rewrites
 from viewfinder.services import permissions, storage
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_sha
 from viewfinder.store.models import utcnow
 from viewfinder.store.recorded import Deployment, DeploymentUpload
@@ -394,6 +395,7 @@ def register_container_build(
         return _record(deployment)
 
 
+@short_read
 def get_deployment(env: Env, actor: Actor, deployment_id: str) -> DeploymentRecord:
     """Raises NotFound."""
     permissions.require(actor, "get_deployment")
@@ -404,6 +406,7 @@ def get_deployment(env: Env, actor: Actor, deployment_id: str) -> DeploymentReco
         return _record(row)
 
 
+@short_read
 def list_deployments(
     env: Env, actor: Actor, *, commit_sha: str | None = None, limit: int = 50
 ) -> list[DeploymentRecord]:

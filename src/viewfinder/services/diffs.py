@@ -25,6 +25,7 @@ from viewfinder.services.records import (
     Decision,
     Urls,
 )
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.urls import file_url
 from viewfinder.services.waiting import Wait
 from viewfinder.store.models import Baseline, Comparison, Context, Image, Story, utcnow
@@ -432,6 +433,7 @@ def record(env: Env, s: Session, row: Comparison, viewer: Actor) -> DiffRecord:
     )
 
 
+@short_read
 def get_diff(env: Env, actor: Actor, diff_id: str) -> DiffRecord:
     with env.db.read() as s:
         return record(env, s, get_row(s, actor, diff_id), actor)

@@ -15,6 +15,7 @@ from viewfinder.ids import well_formed
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.people import membership_roles
 from viewfinder.services.records import Record
+from viewfinder.services.shortreads import short_read
 from viewfinder.store.models import ApiKey, Membership, OAuthGrant, Person, Project
 
 
@@ -94,6 +95,7 @@ def whoami(env: Env, actor: Actor) -> Identity:
         )
 
 
+@short_read
 def list_projects(env: Env, actor: Actor) -> ProjectList:
     """The projects the caller can use: a person's memberships (archived ones left out), or a
     key's one project."""

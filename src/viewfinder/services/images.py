@@ -24,6 +24,7 @@ from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import (
     Record,
 )
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_text, markdown_text
 from viewfinder.store.models import Baseline, Blob, Image, Project, utcnow
 
@@ -233,6 +234,7 @@ def expire_image(env: Env, actor: Actor, image_id: str) -> ImageRecord:
         return image_record(env, image)
 
 
+@short_read
 def get_image(env: Env, actor: Actor, image_id: str) -> ImageRecord:
     with env.db.read() as s:
         return image_record(env, get_image_row(s, actor, image_id))

@@ -21,6 +21,7 @@ from viewfinder.services.env import RECORD, ROLES, Actor, Env
 from viewfinder.services.records import (
     Record,
 )
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_text
 from viewfinder.store.models import ApiKey, Membership, Person, Project, utcnow
 
@@ -202,6 +203,7 @@ def _find_project(s: Session, ref: str | None) -> Project:
     return found
 
 
+@short_read
 def list_keys(env: Env, actor: Actor) -> list[KeyRecord]:
     permissions.require(actor, "list_keys")
     with env.db.read() as s:
@@ -337,6 +339,7 @@ def update_project(env: Env, actor: Actor, *, ignore_noise: bool | None = None) 
         return _project_record(project)
 
 
+@short_read
 def whoami(env: Env, actor: Actor) -> ProjectRecord:
     with env.db.read() as s:
         project = s.get(Project, actor.project_id)

@@ -26,6 +26,7 @@ from viewfinder.replay.recording import Recording
 from viewfinder.services import permissions
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.records import Record
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.testruns import forget
 from viewfinder.store.models import Project, utcnow
 from viewfinder.store.recorded import RecordedSession, SessionBatch, SessionUrl
@@ -394,6 +395,7 @@ def _glob(pattern: str) -> str:
     return escaped.replace("*", "%")
 
 
+@short_read
 def list_sessions(
     env: Env,
     actor: Actor,

@@ -18,6 +18,7 @@ from viewfinder.services import permissions
 from viewfinder.services.env import ROLES, Actor, Env
 from viewfinder.services.people import check_email
 from viewfinder.services.records import Record
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_text
 from viewfinder.store.models import Invitation, Membership, Person, Project, utcnow
 
@@ -139,6 +140,7 @@ def update_project(
         return _team_record(row)
 
 
+@short_read
 def list_members(env: Env, actor: Actor) -> list[MemberRecord]:
     permissions.require(actor, "list_members")
     with env.db.read() as s:

@@ -25,6 +25,7 @@ from viewfinder.services.records import (
     Subject,
     ThreadStatus,
 )
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_text
 from viewfinder.store.models import Story, Thread, utcnow
 
@@ -189,6 +190,7 @@ def list_threads(
         return _threads(actor, rows, status)
 
 
+@short_read
 def list_comments(
     env: Env, actor: Actor, diff_id: str, *, status: str | None = None
 ) -> list[ThreadRecord]:

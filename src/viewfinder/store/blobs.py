@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from viewfinder.errors import InvalidInput, NotFound
+from viewfinder.store.loopreads import refuse_on_loop
 
 
 class BlobStore(Protocol):
@@ -28,6 +29,7 @@ class DiskBlobStore:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def path(self, sha256: str) -> Path:
+        refuse_on_loop()
         if len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256):
             raise NotFound(f"no blob {sha256!r}")
         return self.root / sha256[:2] / sha256[2:4] / sha256
@@ -87,6 +89,7 @@ class S3BlobStore:
 
     @staticmethod
     def key(sha256: str) -> str:
+        refuse_on_loop()
         if len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256):
             raise NotFound(f"no blob {sha256!r}")
         return f"{sha256[:2]}/{sha256[2:4]}/{sha256}"

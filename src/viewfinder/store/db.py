@@ -18,6 +18,9 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.util.concurrency import in_greenlet
+
+from viewfinder.store.loopreads import LoopReads, refuse_on_loop
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -78,7 +81,8 @@ STARTUP_LOCK = 0x76667374  # "vfst"
 
 class Database:
     """Sessions for reading and for writing. Use ``with db.write() as s:``; it commits on success
-    and rolls back on any exception."""
+    and rolls back on any exception. A read running in a greenlet on the event loop (a short
+    read, see store.loopreads) gets its session from the loop's own connections."""
 
     def __init__(self, url: str, *, pool_size: int = 5, idle_ping: float = IDLE_PING) -> None:
         self.url = url
@@ -98,9 +102,16 @@ class Database:
             self.read_engine = self.write_engine.execution_options(isolation_level="AUTOCOMMIT")
         self._read = sessionmaker(self.read_engine, expire_on_commit=False)
         self._write = sessionmaker(self.write_engine, expire_on_commit=False)
+        self.loop_reads = LoopReads(
+            url, pool_size=pool_size, prepare=lambda engine: _ping_when_idle(engine, idle_ping)
+        )
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Session]:
+        if in_greenlet():
+            with self.loop_reads.session() as session:
+                yield session
+            return
         if not self.is_sqlite:
             # Autocommit: no transaction to begin or end (closing rolls back nothing).
             with self._read() as session:
@@ -111,6 +122,7 @@ class Database:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Session]:
+        refuse_on_loop()
         with self._write() as session, session.begin():
             yield session
 
@@ -162,6 +174,7 @@ class Database:
                     raw.execute("PRAGMA foreign_keys=ON")
 
     def dispose(self) -> None:
+        self.loop_reads.dispose()
         self.read_engine.dispose()
         self.write_engine.dispose()
 

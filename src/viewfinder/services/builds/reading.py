@@ -23,6 +23,7 @@ from viewfinder.services.builds.records import (
 from viewfinder.services.env import Actor, Env
 from viewfinder.services.pagination import Cursor, page_limit
 from viewfinder.services.records import Page, Urls
+from viewfinder.services.shortreads import short_read
 from viewfinder.services.text import check_sha, check_text
 from viewfinder.services.urls import file_url
 from viewfinder.store.models import Baseline, Build, Comparison, Image, Story, Thread
@@ -400,6 +401,7 @@ def confirm_selector(
     )
 
 
+@short_read
 def get_build(
     env: Env,
     actor: Actor,
@@ -420,6 +422,7 @@ def get_build(
         return BuildDetail(**build_record(env, s, build).model_dump(), **lists)
 
 
+@short_read
 def list_build_stories(
     env: Env,
     actor: Actor,
@@ -440,6 +443,7 @@ def list_build_stories(
 BUILD_STATUSES = ("uploading", "comparing", "done", "expired")
 
 
+@short_read
 def list_builds(
     env: Env,
     actor: Actor,
@@ -491,6 +495,7 @@ def list_builds(
         )
 
 
+@short_read
 def get_story(env: Env, actor: Actor, story_id: str) -> StoryRecord:
     with env.db.read() as s:
         story = scoping.owned(s, Story, story_id, actor, "story")
