@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -105,6 +106,11 @@ QUICK = {"diff"}
 
 
 def main() -> None:
+    # numpy's OpenBLAS starts a thread a core when numpy is imported (`viewfinder diff` about
+    # 10% slower for it, bench/cli.py) for matrix products this program never makes large enough
+    # to share; its processes (a diff, the server's workers, one a core already) use one. A
+    # setting of the caller's own is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if sys.argv[1:2] and sys.argv[1] in QUICK:
         from viewfinder.cli import quick
 
