@@ -311,3 +311,20 @@ def test_a_diff_images_rows_read_band_by_band_are_those_of_the_whole_image(
     diff_png = compare(png.encode(base), png.encode(candidate)).diff_png
     assert diff_png is not None and read_header(diff_png).color_type == 3
     assert np.array_equal(png.decode_rows(diff_png, 30, 40), decode(diff_png)[30:70])
+
+
+@pytest.mark.parametrize("side", [64, 512])  # below and above png.PAIR_PIXELS
+def test_a_pair_decodes_as_each_alone_and_errors_name_their_image(
+    rng: np.random.Generator, side: int
+) -> None:
+    base = make_png(random_image(rng, side, side, 3))
+    candidate = make_png(random_image(rng, side, side + 1, 4))
+    broken = header_only(side, side)
+    a, b = png.decode_pair(base, candidate)
+    assert np.array_equal(a, decode(base)) and np.array_equal(b, decode(candidate))
+    with pytest.raises(InvalidImage, match="^candidate "):
+        png.decode_pair(base, broken)
+    with pytest.raises(InvalidImage, match="^base "):
+        png.decode_pair(broken, candidate)
+    with pytest.raises(InvalidImage, match="^base "):
+        png.decode_pair(broken, broken)

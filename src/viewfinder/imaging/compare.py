@@ -184,8 +184,7 @@ def compare(
             options=options,
         )
 
-    a = png.decode(base, limits, name="base")
-    b = png.decode(candidate, limits, name="candidate")
+    a, b = png.decode_pair(base, candidate, limits)
     if a.shape[2] != b.shape[2]:
         a, b = png.to_rgba(a), png.to_rgba(b)
     width, height = max(a.shape[1], b.shape[1]), max(a.shape[0], b.shape[0])
