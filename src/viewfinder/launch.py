@@ -48,6 +48,7 @@ def serve(
     from sqlalchemy.exc import SQLAlchemyError
 
     from viewfinder.app import create_app
+    from viewfinder.imaging import png
     from viewfinder.services import people, projects
     from viewfinder.services.env import Env
 
@@ -88,6 +89,8 @@ def serve(
             f"and to create projects: viewfinder users create YOU@EXAMPLE.COM --owner "
             f"--data-dir {data_dir}"
         )
+    # Comparisons are the workers' (one a core): the odd one made here keeps to its thread.
+    png.decode_one_at_a_time()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
 
@@ -166,6 +169,7 @@ def run_worker(
     import signal
     import threading
 
+    from viewfinder.imaging import png
     from viewfinder.jobs import worker
     from viewfinder.runtime import tune_allocator
     from viewfinder.services import background
@@ -174,6 +178,7 @@ def run_worker(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
     announce("supervised worker" if supervised else "worker", settings)
     tune_allocator()
+    png.decode_one_at_a_time()  # one worker a core: its comparisons keep to one
     background.register()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
