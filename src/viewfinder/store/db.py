@@ -21,31 +21,18 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.util.concurrency import in_greenlet
 
 from viewfinder.store.loopreads import LoopReads, refuse_on_loop
+from viewfinder.store.sqlite import sqlite_engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
 def _sqlite_engine(url: str, begin: str) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None  # transactions are begun below, explicitly
-        cursor = dbapi_connection.cursor()
-        for pragma in (
-            "journal_mode=WAL",
-            "synchronous=FULL",
-            "foreign_keys=ON",
-            "busy_timeout=30000",
-        ):
-            cursor.execute(f"PRAGMA {pragma}")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql(f"BEGIN {begin}")
-
-    return engine
+    return sqlite_engine(
+        url,
+        begin=begin,
+        pragmas=("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "busy_timeout=30000"),
+        timeout=30,
+    )
 
 
 # Seconds a pooled connection may sit unused before it is checked on its way out.

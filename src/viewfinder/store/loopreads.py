@@ -26,10 +26,11 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import create_engine, event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.util.concurrency import in_greenlet
+
+from viewfinder.store.sqlite import sqlite_engine
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -82,20 +83,12 @@ class LoopReads:
 
     def _sqlite_sessions(self) -> sessionmaker[Session]:
         if self._sqlite is None:
-            engine = create_engine(self.url, connect_args={"check_same_thread": False})
-
-            @event.listens_for(engine, "connect")
-            def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-                dbapi_connection.isolation_level = None
-                cursor = dbapi_connection.cursor()
-                for pragma in ("foreign_keys=ON", f"busy_timeout={BUSY_MS}", "query_only=ON"):
-                    cursor.execute(f"PRAGMA {pragma}")
-                cursor.close()
-
-            @event.listens_for(engine, "begin")
-            def _on_begin(connection: Any) -> None:
-                connection.exec_driver_sql("BEGIN DEFERRED")
-
+            engine = sqlite_engine(
+                self.url,
+                begin="DEFERRED",
+                pragmas=("foreign_keys=ON", f"busy_timeout={BUSY_MS}", "query_only=ON"),
+                timeout=BUSY_MS / 1000,
+            )
             self._sqlite = sessionmaker(engine, expire_on_commit=False)
         return self._sqlite
 
