@@ -10,7 +10,7 @@ capture) goes through `wait_for`, which sleeps on the event loop between short r
 
 A short read (services.shortreads: a page or a record, nothing but the database) is not handed
 over at all: the hand-off cost more than the read (a list answered at a third of /healthz's
-rate, above half without it), so it runs in a greenlet on the loop (store.loopreads)."""
+rate, about half or more without it), so it runs in a greenlet on the loop (store.loopreads)."""
 
 from __future__ import annotations
 

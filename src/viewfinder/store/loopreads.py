@@ -2,8 +2,8 @@
 loop thread instead of a service thread.
 
 Handing a read to a thread and its answer back costs more than the read: the two threads take
-turns at the GIL and wake each other through the kernel, and a list request answered at a third
-of /healthz's rate (bench/api.py) instead of above half. A short read (services.shortreads)
+turns at the GIL and wake each other through the kernel: a list request answered at a third of
+/healthz's rate (bench/api.py) instead of about half or more. A short read (services.shortreads)
 therefore runs in a greenlet on the loop, and its sessions come from here:
 
 - PostgreSQL: psycopg's asynchronous connections through SQLAlchemy's greenlet bridge. Waiting
