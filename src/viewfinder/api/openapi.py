@@ -17,8 +17,9 @@ from viewfinder.services import permissions
 STORING = {"add_stories", "push", "compare_images", "receive_upload", "register_asset_build"}
 # Operations that refuse a body over a size limit (413) without storing it against the quota.
 SIZED = {"ingest_session"}
-# Operations that depend on something outside the server that can be down (503).
-DEPENDENT = {"request_container_upload", "register_container_build"}
+# Operations that touch nothing that can be down: every other one needs the database at least
+# (503 while it cannot be reached, plumbing/offloop.py).
+SELF_CONTAINED = {"health"}
 REASONS = {
     400: "The request cannot be carried out as given; the message says what to change.",
     401: "No key or token, or an unknown, revoked or expired one (or a token for another "
@@ -29,7 +30,8 @@ REASONS = {
     404: "Nothing of that id in the key's project (or a link that names nothing).",
     409: "The state changed, or forbids this now; the message says what to do.",
     413: "The upload is over a size limit.",
-    503: "Something the operation needs is down (e.g. the container runtime); try later.",
+    503: "Something the operation needs is down for the moment (the database; for some "
+    "operations the container runtime); try again after Retry-After seconds.",
     500: "A failure nobody expected; the message carries a request id for the server log.",
 }
 
@@ -47,7 +49,7 @@ def statuses(operation: str, method: str) -> list[int]:
         found += [402, 413]
     if operation in SIZED:
         found.append(413)
-    if operation in DEPENDENT:
+    if operation not in SELF_CONTAINED:
         found.append(503)
     return sorted(found)
 

@@ -31,6 +31,7 @@ from pydantic_core import PydanticCustomError
 
 from viewfinder.errors import Internal, InvalidInput, Unauthenticated, ViewfinderError
 from viewfinder.mcp import lean
+from viewfinder.plumbing.outages import outage
 from viewfinder.services import oauth, permissions, projects
 from viewfinder.services.env import Actor, Env
 
@@ -247,7 +248,9 @@ class LocalBackend:
             return tool_error(Unauthenticated(f"{exc.message}; {CONNECT_HINT}"))
         except ViewfinderError as exc:
             return tool_error(exc)
-        except Exception:
+        except Exception as exc:
+            if (answer := outage(exc)) is not None:
+                return tool_error(answer)
             # Logged here, plainly, once; the SDK's own handler would render it slowly.
             request_id = uuid.uuid4().hex[:16]
             log.exception("tool %s failed (request %s)", spec.name, request_id)

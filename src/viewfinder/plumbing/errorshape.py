@@ -37,5 +37,9 @@ def error_response(
 
 
 def error_of(exc: ViewfinderError, headers: dict[str, str] | None = None) -> JSONResponse:
-    """A domain error as the shape, with its status and the ids of what failed."""
+    """A domain error as the shape, with its status and the ids of what failed; one that says
+    when to try again (``retry_after`` seconds) says it in the header clients look at too."""
+    retry = exc.details.get("retry_after")
+    if isinstance(retry, int) and not isinstance(retry, bool):
+        headers = {**(headers or {}), "Retry-After": str(retry)}
     return error_response(exc.status, exc.code, exc.message, exc.details or None, headers)

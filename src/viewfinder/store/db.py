@@ -10,13 +10,14 @@ for. PostgreSQL is the same code through psycopg 3.
 from __future__ import annotations
 
 import contextlib
+import select
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.util.concurrency import in_greenlet
 
@@ -40,10 +41,13 @@ IDLE_PING = 5.0
 
 
 def _ping_when_idle(engine: Engine, idle: float) -> None:
-    """Check a connection that sat idle in the pool before handing it out: after a restart of
-    the database or a dropped link the pool then opens a new one instead of failing a request.
-    A connection used a moment ago is handed out as it is: pinging every checkout (the pool's
-    pre_ping) cost one round trip per request, a third of a list request's time under load."""
+    """Check a pooled connection before handing it out when it may be dead: after a restart of
+    the database, a failover or a dropped link the pool then opens a new one instead of
+    failing a request. Pinging every checkout (the pool's pre_ping) cost one round trip per
+    request, a third of a list request's time under load, so a connection is pinged only when
+    it sat idle for ``idle`` seconds (a link that died silently) or when its socket has
+    something to read: an idle connection is sent nothing unless the server is ending it (a
+    terminated backend says so and closes the socket), which one poll of the socket sees."""
 
     @event.listens_for(engine, "checkin")
     def _checked_in(_dbapi_connection: Any, record: Any) -> None:
@@ -52,13 +56,46 @@ def _ping_when_idle(engine: Engine, idle: float) -> None:
     @event.listens_for(engine, "checkout")
     def _checked_out(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
         since = record.info.get("idle_since")
-        if since is None or time.monotonic() - since < idle:
+        if since is None:
+            return  # opened just now
+        if time.monotonic() - since < idle and not _has_input(record.driver_connection):
             return
         try:
             engine.dialect.do_ping(dbapi_connection)
         except Exception as exc:
             # The pool discards this connection and checks out (or opens) another.
-            raise DisconnectionError(f"an idle pooled connection is gone: {exc}") from exc
+            raise DisconnectionError(f"a pooled connection is gone: {exc}") from exc
+
+
+def _has_input(connection: Any) -> bool:
+    """Whether the server sent an idle connection anything (or its socket closed): a poll with
+    no wait, no round trip."""
+    try:
+        fd = connection.fileno()
+    except Exception:
+        return True  # no socket left: let the ping find out
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(0))
+
+
+# PostgreSQL's codes for a server that cannot take the connection: class 08 (connection
+# exceptions), too many connections, and shutting down, restarting or still starting.
+_UNREACHABLE_STATES = ("08", "53300", "57P01", "57P02", "57P03")
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether a database error says the database could not be reached or dropped the link, as
+    opposed to refusing a statement: what a client may retry a moment later."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    state = getattr(exc.orig, "sqlstate", False)
+    if state is None:
+        # psycopg's own errors carry no code: the client could not connect or lost the link.
+        return type(exc.orig).__name__ == "OperationalError"
+    return isinstance(state, str) and state.startswith(_UNREACHABLE_STATES)
 
 
 # The key of the PostgreSQL advisory lock that serializes start-up (migrations, the first
