@@ -6,15 +6,18 @@ traceback per request, and once it is back the same server answers again without
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import numpy as np
 import psycopg
 import pytest
 
 from tests.mcp_clients import connect, refusal
+from tests.pngs import make_png
 from tests.server import PG_ADMIN, Server, free_port, launch, stop
 from tests.tcp_link import Link, link_to
 
@@ -68,8 +71,29 @@ def check_outage(server: Server, link: Link) -> None:
         check_with(server, link, api)
 
 
+def finished_build(api: httpx.Client, shade: int) -> dict[str, object]:
+    """A build of one story, finalized and compared by the server's worker."""
+    build = api.post("/builds", json={"commit_sha": "abcd1234"}).json()["id"]
+    pixels = np.full((40, 60, 3), shade, np.uint8)
+    stored = api.put(
+        f"/builds/{build}/stories",
+        params={"name": "home"},
+        content=make_png(pixels),
+        headers={"Content-Type": "image/png"},
+    )
+    assert stored.status_code in (200, 201), stored.text
+    assert api.post(f"/builds/{build}/finalize").status_code == 200
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        record: dict[str, object] = api.get(f"/builds/{build}").json()
+        if record["status"] == "done":
+            return record
+        time.sleep(0.1)
+    raise AssertionError(f"build {build} was not compared: {record}")
+
+
 def check_with(server: Server, link: Link, api: httpx.Client) -> None:
-    assert api.get("/builds").status_code == 200
+    assert finished_build(api, 200)["verdict"] == "unchanged"
     assert call_tool(server.url, server.keys["agent"], "list_builds") is None
 
     link.cut()
@@ -82,6 +106,7 @@ def check_with(server: Server, link: Link, api: httpx.Client) -> None:
     refused = call_tool(server.url, server.keys["agent"], "list_builds")
     assert refused is not None and "[unavailable]" in refused, refused
     assert httpx.get(f"{server.url}/healthz").status_code == 200  # the server itself is up
+    time.sleep(2)  # the worker looks for jobs meanwhile, and finds no database
 
     link.restore()
     # The pools' dead connections are found and replaced: no request fails on them.
@@ -89,3 +114,5 @@ def check_with(server: Server, link: Link, api: httpx.Client) -> None:
     created = api.post("/builds", json={"commit_sha": "abcd1234"})
     assert created.status_code == 201, created.text
     assert call_tool(server.url, server.keys["agent"], "list_builds") is None
+    # The worker came through too: the next build is compared.
+    assert finished_build(api, 90)["verdict"] == "changed"

@@ -11,11 +11,13 @@ import os
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 
 from viewfinder.jobs import queue
 from viewfinder.jobs.queue import Runtime
 from viewfinder.settings import Settings
+from viewfinder.store.db import reason
 
 log = logging.getLogger("viewfinder.supervisor")
 
@@ -54,6 +56,14 @@ def release_dead_workers(rt: Runtime) -> int:
     return released
 
 
+# A worker that dies within STEADY seconds of its start is started again after a wait that
+# doubles each time, up to MAX_BACKOFF: one that cannot start (its database is down, say) is
+# not restarted twice a second for as long as that lasts.
+STEADY = 10.0
+FIRST_BACKOFF = 0.5
+MAX_BACKOFF = 30.0
+
+
 class Supervisor:
     """Runs ``count`` worker processes, each started with ``command`` (a Python command line
     that runs one worker, e.g. ``[python, -m, viewfinder.launch, --supervised]``)."""
@@ -66,6 +76,9 @@ class Supervisor:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._environ = settings_environ(rt.settings)
+        self.started: list[float] = []  # when each slot's process started
+        self.backoff: list[float] = []  # each slot's wait before its next restart
+        self.restarts = 0
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -79,19 +92,54 @@ class Supervisor:
         if released:
             log.info("%d job(s) of stopped workers are runnable again", released)
         self.procs = [self._spawn() for _ in range(self.count)]
+        self.started = [time.monotonic()] * self.count
+        self.backoff = [0.0] * self.count
         self._thread = threading.Thread(target=self._watch, name="worker-supervisor", daemon=True)
         self._thread.start()
 
     def _watch(self) -> None:
         host = socket.gethostname()
+        waiting: dict[int, float] = {}  # slot: when its dead worker is started again
         while not self._stopping.wait(0.5):
+            now = time.monotonic()
             for i, proc in enumerate(self.procs):
-                code = proc.poll()
-                if code is None or self._stopping.is_set():
+                if self._stopping.is_set():
+                    break
+                if i in waiting:
+                    if now >= waiting[i]:
+                        del waiting[i]
+                        self._restart(i)
                     continue
-                log.warning("worker %d exited with %s; restarting it", proc.pid, code)
-                queue.release(self.rt, f"{host}:{proc.pid}")
-                self.procs[i] = self._spawn()
+                code = proc.poll()
+                if code is None:
+                    continue
+                quick = now - self.started[i] < STEADY
+                self.backoff[i] = (
+                    min(max(self.backoff[i] * 2, FIRST_BACKOFF), MAX_BACKOFF) if quick else 0.0
+                )
+                later = f" in {self.backoff[i]:g} s" if self.backoff[i] else ""
+                log.warning("worker %d exited with %s; restarting it%s", proc.pid, code, later)
+                try:
+                    queue.release(self.rt, f"{host}:{proc.pid}")
+                except Exception as exc:
+                    # (The database is down, say.) Its jobs are claimed again once their
+                    # leases pass; the watch goes on whatever happens here.
+                    log.warning(
+                        "the jobs of worker %d wait for their leases: %s", proc.pid, reason(exc)
+                    )
+                waiting[i] = now + self.backoff[i]
+                if not self.backoff[i]:
+                    del waiting[i]
+                    self._restart(i)
+
+    def _restart(self, slot: int) -> None:
+        try:
+            self.procs[slot] = self._spawn()
+        except OSError as exc:
+            log.error("could not start a worker (%s); trying again", exc)
+            return
+        self.started[slot] = time.monotonic()
+        self.restarts += 1
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stopping.set()

@@ -20,7 +20,7 @@ from types import FrameType
 
 from viewfinder.jobs import queue, registry
 from viewfinder.jobs.queue import Claimed, Runtime
-from viewfinder.store.db import is_transient
+from viewfinder.store.db import is_transient, reason, unreachable
 
 log = logging.getLogger("viewfinder.worker")
 
@@ -83,8 +83,9 @@ def _heartbeat(rt: Runtime, job: Claimed, worker: str, liveness: Liveness | None
                     return
                 if liveness is not None:
                     liveness.beat()
-            except Exception:  # a database hiccup: try again at the next beat
-                log.exception("could not renew the lease of job %s", job.id)
+            except Exception as exc:  # a database hiccup: try again at the next beat
+                if not unreachable(exc):
+                    log.exception("could not renew the lease of job %s", job.id)
 
     thread = threading.Thread(target=beat, name=f"lease-{job.id}", daemon=True)
     thread.start()
@@ -125,15 +126,45 @@ def run_one(rt: Runtime, worker: str, liveness: Liveness | None = None) -> bool:
 
 
 def _run_due(rt: Runtime, due: dict[str, float]) -> None:
+    """Run the periodic tasks that are due. Raises the database's error when it cannot be
+    reached: the task stays due, for when it is back."""
     now = time.monotonic()
     for task in list(registry.PERIODIC.values()):
         if now < due.get(task.name, 0.0):
             continue
-        due[task.name] = now + task.every
         try:
             task.run(rt)
-        except Exception:
+        except Exception as exc:
+            if unreachable(exc):
+                raise
             log.exception("periodic task %s failed; it runs again in %g s", task.name, task.every)
+        due[task.name] = now + task.every
+
+
+class Outage:
+    """While the database cannot be reached a worker waits, longer each time up to MAX_WAIT, and
+    says so once when it begins and once when it ends, not at every try."""
+
+    FIRST_WAIT = 0.25
+    MAX_WAIT = 5.0
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.wait = self.FIRST_WAIT
+
+    def met(self, exc: BaseException) -> float:
+        """Note a failed try; returns the seconds to wait before the next."""
+        if self.since is None:
+            self.since = time.monotonic()
+            log.warning("the database cannot be reached (%s); waiting for it", reason(exc))
+        else:
+            self.wait = min(self.wait * 2, self.MAX_WAIT)
+        return self.wait
+
+    def over(self) -> None:
+        if self.since is not None:
+            log.warning("the database is back after %.1f s", time.monotonic() - self.since)
+        self.since, self.wait = None, self.FIRST_WAIT
 
 
 def run(
@@ -149,14 +180,24 @@ def run(
     name = worker_name()
     idle = 0.01
     due: dict[str, float] = {}
+    outage = Outage()
     while not stop.is_set():
         if not alive():
             log.info("the server is gone; stopping")
             break
         if liveness is not None:
             liveness.beat()
-        _run_due(rt, due)
-        if run_one(rt, name, liveness):
+        try:
+            _run_due(rt, due)
+            ran = run_one(rt, name, liveness)
+        except Exception as exc:
+            if not unreachable(exc):
+                raise
+            # A job it held is run again by whoever claims it once its lease has passed.
+            stop.wait(outage.met(exc))
+            continue
+        outage.over()
+        if ran:
             idle = 0.01
             if liveness is not None:
                 liveness.jobs_run += 1

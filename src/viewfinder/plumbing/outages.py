@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from viewfinder.errors import Unavailable
-from viewfinder.store.db import unreachable
+from viewfinder.store.db import reason, unreachable
 
 log = logging.getLogger("viewfinder.database")
 
@@ -18,9 +18,7 @@ def outage(exc: BaseException) -> Unavailable | None:
     """The error to answer when ``exc`` says the database cannot be reached, else None."""
     if not unreachable(exc):
         return None
-    orig = getattr(exc, "orig", None)
-    reason = (str(orig) if orig is not None else str(exc)).strip().splitlines()
-    log.warning("the database cannot be reached: %s", reason[0] if reason else type(exc).__name__)
+    log.warning("the database cannot be reached: %s", reason(exc))
     return Unavailable(
         "the database cannot be reached right now; try again in a few seconds",
         retry_after=RETRY_AFTER,

@@ -79,25 +79,6 @@ def _has_input(connection: Any) -> bool:
     return bool(poller.poll(0))
 
 
-# PostgreSQL's codes for a server that cannot take the connection: class 08 (connection
-# exceptions), too many connections, and shutting down, restarting or still starting.
-_UNREACHABLE_STATES = ("08", "53300", "57P01", "57P02", "57P03")
-
-
-def unreachable(exc: BaseException) -> bool:
-    """Whether a database error says the database could not be reached or dropped the link, as
-    opposed to refusing a statement: what a client may retry a moment later."""
-    if not isinstance(exc, DBAPIError):
-        return False
-    if exc.connection_invalidated:
-        return True
-    state = getattr(exc.orig, "sqlstate", False)
-    if state is None:
-        # psycopg's own errors carry no code: the client could not connect or lost the link.
-        return type(exc.orig).__name__ == "OperationalError"
-    return isinstance(state, str) and state.startswith(_UNREACHABLE_STATES)
-
-
 # The key of the PostgreSQL advisory lock that serializes start-up (migrations, the first
 # project) across nodes that start at the same time.
 STARTUP_LOCK = 0x76667374  # "vfst"
@@ -206,11 +187,35 @@ class Database:
 def is_transient(exc: BaseException) -> bool:
     """A failure the database itself undid and that succeeds when tried again: a deadlock, a
     serialization failure (PostgreSQL), a lock wait that timed out (SQLite's busy writer)."""
-    from sqlalchemy.exc import DBAPIError
-
     if not isinstance(exc, DBAPIError):
         return False
     sqlstate = getattr(exc.orig, "sqlstate", None)
     if sqlstate in ("40P01", "40001"):  # deadlock_detected, serialization_failure
         return True
     return "database is locked" in str(exc.orig)
+
+
+# PostgreSQL's codes for a server that cannot take the connection: class 08 (connection
+# exceptions), too many connections, and shutting down, restarting or still starting.
+_UNREACHABLE_STATES = ("08", "53300", "57P01", "57P02", "57P03")
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether a database error says the database could not be reached or dropped the link, as
+    opposed to refusing a statement: what a client may retry a moment later."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    state = getattr(exc.orig, "sqlstate", False)
+    if state is None:
+        # psycopg's own errors carry no code: the client could not connect or lost the link.
+        return type(exc.orig).__name__ == "OperationalError"
+    return isinstance(state, str) and state.startswith(_UNREACHABLE_STATES)
+
+
+def reason(exc: BaseException) -> str:
+    """The first line of what the driver said (SQLAlchemy's own text runs to several lines)."""
+    orig = getattr(exc, "orig", None)
+    lines = str(orig if orig is not None else exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
