@@ -10,9 +10,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from tests.conftest import drain, shot
 from tests.server import free_port
+from tests.tcp_link import link_to
+from viewfinder.app import create_app
 from viewfinder.errors import NotFound
 from viewfinder.services import diffs, projects, pushes, renders
 from viewfinder.services.env import Env
@@ -51,8 +54,7 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc.wait(10)
 
 
-@pytest.fixture
-def s3_env(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+def s3_settings(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     for name, value in (
         ("AWS_ACCESS_KEY_ID", "test"),
         ("AWS_SECRET_ACCESS_KEY", "test"),
@@ -60,15 +62,19 @@ def s3_env(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     ):
         monkeypatch.setenv(name, value)
     bucket = f"vf-{tmp_path.name.lower().replace('_', '-')[:40]}"
-    assert httpx.put(f"{s3_endpoint}/{bucket}").status_code == 200  # create the bucket
-    settings = Settings(
+    assert httpx.put(f"{endpoint}/{bucket}").status_code == 200  # create the bucket
+    return Settings(
         data_dir=tmp_path / "data",
         secret="s",
         workers=0,
         blob_url=f"s3://{bucket}/blobs",
-        s3_endpoint=s3_endpoint,
+        s3_endpoint=endpoint,
     )
-    env = Env.open(settings)
+
+
+@pytest.fixture
+def s3_env(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+    env = Env.open(s3_settings(s3_endpoint, tmp_path, monkeypatch))
     yield env
     env.close()
 
@@ -106,3 +112,38 @@ def test_a_missing_blob_reads_as_not_found(s3_env: Env) -> None:
     s3_env.blobs.delete(sha)
     s3_env.blobs.delete(sha)  # deleting twice is harmless
     assert not s3_env.blobs.exists(sha)
+
+
+def test_a_bucket_out_of_reach_answers_unavailable_until_it_is_back(
+    s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = int(s3_endpoint.rsplit(":", 1)[1])
+    with link_to(("127.0.0.1", port)) as link:
+        settings = s3_settings(f"http://127.0.0.1:{link.port}", tmp_path, monkeypatch)
+        env = Env.open(settings)
+        try:
+            boot = projects.bootstrap(env)
+            assert boot is not None
+            headers = {"Authorization": f"Bearer {boot.keys['ci'].key}"}
+            with TestClient(create_app(env=env, workers=0)) as client:
+                build = client.post("/api/v1/builds", json={"commit_sha": "abcd"}, headers=headers)
+                story = f"/api/v1/builds/{build.json()['id']}/stories"
+
+                def upload(name: str) -> httpx.Response:
+                    return client.put(
+                        story,
+                        params={"name": name},
+                        content=shot(),
+                        headers={**headers, "Content-Type": "image/png"},
+                    )
+
+                link.cut()
+                refused = upload("home")
+                assert refused.status_code == 503, refused.text
+                assert refused.headers["retry-after"] == "5"
+                assert refused.json()["error"]["code"] == "unavailable"
+                assert "blob store cannot be reached" in refused.json()["error"]["message"]
+                link.restore()
+                assert upload("home").status_code == 201
+        finally:
+            env.close()

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.util import greenlet_spawn
 
 from viewfinder.plumbing.outages import outage
@@ -41,7 +40,8 @@ _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="viewfinder-c
 async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a (blocking) service function on the service threads and return its result; a short
     read (services.shortreads) runs in a greenlet on the loop, its database waits suspending
-    only itself (store.loopreads). Raises Unavailable when the database cannot be reached."""
+    only itself (store.loopreads). Raises Unavailable when the database or the blob store cannot
+    be reached (plumbing.outages)."""
     try:
         if is_short_read(fn):
             try:
@@ -50,7 +50,7 @@ async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
                 pass  # a lock it may not wait for on the loop: wait for it on a thread
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(_pool, functools.partial(fn, *args, **kwargs))
-    except DBAPIError as exc:
+    except Exception as exc:
         if (answer := outage(exc)) is None:
             raise
         raise answer from None

@@ -72,6 +72,12 @@ class DiskBlobStore:
         self.path(sha256).unlink(missing_ok=True)
 
 
+def unreachable(exc: BaseException) -> bool:
+    """Whether an error of the S3 client says the bucket could not be reached or kept failing
+    (its client has already retried), as opposed to a missing blob or a refused request."""
+    return type(exc).__module__.startswith("obstore") and type(exc).__name__ == "GenericError"
+
+
 class S3BlobStore:
     """Blobs in an S3-compatible bucket, under ``s3://bucket/prefix``, keyed like the disk store.
     Several API nodes and workers share one; credentials come from the AWS_* variables."""
