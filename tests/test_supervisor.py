@@ -6,12 +6,23 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from viewfinder.jobs import supervisor
 from viewfinder.jobs.supervisor import Supervisor
 from viewfinder.services.env import Env
+from viewfinder.settings import Settings
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    """On SQLite alone: what is watched here is processes, the database only records jobs."""
+    opened = Env.open(Settings(data_dir=tmp_path / "data", workers=0, secret="test"))
+    yield opened
+    opened.close()
 
 
 def watch(env: Env, code: str, seconds: float) -> Supervisor:
