@@ -109,6 +109,8 @@ def run_one(rt: Runtime, worker: str, liveness: Liveness | None = None) -> bool:
         with _heartbeat(rt, job, worker, liveness), _time_limit(kind.time_limit):
             finished = kind.run(rt, job.subject_id, job.id)
     except Exception as exc:
+        if unreachable(exc):
+            raise  # not the job's fault: it runs again once its lease has passed (see run)
         message = f"{type(exc).__name__}: {exc}"
         if is_transient(exc):
             log.info("job %s (%s) met a transient database error; again at once", job.id, job.kind)
