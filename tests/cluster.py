@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
 import signal
 import socket
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 import httpx
 
 from tests.server import KEY_LINE, VIEWFINDER, _database, clean_environ, free_port, stop
+from tests.tcp_link import pipe
 
 S3_ENV = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"}
 
@@ -104,32 +104,12 @@ class Balancer:
             if upstream is None:
                 client.close()
                 continue
-            threading.Thread(target=_pipe, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
 
     def close(self) -> None:
         self._stop.set()
         self._listener.close()
         self._thread.join(5)
-
-
-def _pipe(a: socket.socket, b: socket.socket) -> None:
-    a.settimeout(None)
-    b.settimeout(None)
-    sel = selectors.DefaultSelector()
-    sel.register(a, selectors.EVENT_READ, b)
-    sel.register(b, selectors.EVENT_READ, a)
-    try:
-        while True:
-            for key, _ in sel.select():
-                data = key.fileobj.recv(65536)  # type: ignore[union-attr]
-                if not data:
-                    return
-                key.data.sendall(data)
-    except OSError:
-        return
-    finally:
-        a.close()
-        b.close()
 
 
 @dataclass

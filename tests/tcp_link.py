@@ -5,6 +5,7 @@ ones dropped), without touching the database server the other tests share."""
 from __future__ import annotations
 
 import contextlib
+import selectors
 import socket
 import threading
 from collections.abc import Iterator
@@ -62,16 +63,28 @@ class Link:
                     server.close()
                     return
                 self._open += [client, server]
-            for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+            threading.Thread(target=pipe, args=(client, server), daemon=True).start()
 
 
-def _pump(source: socket.socket, sink: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        while data := source.recv(65536):
-            sink.sendall(data)
-    with contextlib.suppress(OSError):
-        sink.shutdown(socket.SHUT_WR)
+def pipe(a: socket.socket, b: socket.socket) -> None:
+    """Relay bytes both ways until either side closes, then close both."""
+    a.settimeout(None)
+    b.settimeout(None)
+    sel = selectors.DefaultSelector()
+    sel.register(a, selectors.EVENT_READ, b)
+    sel.register(b, selectors.EVENT_READ, a)
+    try:
+        while True:
+            for key, _ in sel.select():
+                data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                if not data:
+                    return
+                key.data.sendall(data)
+    except OSError:
+        return
+    finally:
+        a.close()
+        b.close()
 
 
 @contextlib.contextmanager

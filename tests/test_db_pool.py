@@ -5,6 +5,7 @@ server has ended it (its socket has something to read), and only then: a databas
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -37,19 +38,25 @@ def backends_ended(url: str) -> int:
     return len(rows)
 
 
+@contextlib.contextmanager
+def pool(url: str, idle_ping: float) -> Iterator[Database]:
+    db = Database(url, idle_ping=idle_ping)
+    try:
+        yield db
+    finally:
+        db.write_engine.dispose()
+
+
 def read_one(db: Database) -> int:
     with db.read() as session:
         return int(session.execute(text("SELECT 1")).scalar_one())
 
 
 def test_a_connection_idle_past_the_limit_is_checked_and_replaced(pg_url: str) -> None:
-    db = Database(pg_url, idle_ping=0.0)
-    try:
+    with pool(pg_url, idle_ping=0.0) as db:
         assert read_one(db) == 1
         assert backends_ended(pg_url) == 1
         assert read_one(db) == 1  # the dead connection was found on checkout and replaced
-    finally:
-        db.write_engine.dispose()
 
 
 def counted_pings(db: Database, monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -83,21 +90,17 @@ def ended_and_gone(url: str) -> None:
 def test_a_connection_used_a_moment_ago_is_handed_out_without_a_round_trip(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = Database(pg_url, idle_ping=3600.0)
-    try:
+    with pool(pg_url, idle_ping=3600.0) as db:
         pings = counted_pings(db, monkeypatch)
         for _ in range(5):
             assert read_one(db) == 1
         assert pings == []
-    finally:
-        db.write_engine.dispose()
 
 
 def test_a_connection_the_server_ended_a_moment_ago_is_replaced(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = Database(pg_url, idle_ping=3600.0)
-    try:
+    with pool(pg_url, idle_ping=3600.0) as db:
         pings = counted_pings(db, monkeypatch)
         assert read_one(db) == 1
         with db.write() as session:
@@ -108,14 +111,10 @@ def test_a_connection_the_server_ended_a_moment_ago_is_replaced(
         with db.write() as session:
             assert session.execute(text("SELECT 2")).scalar_one() == 2
         assert pings
-    finally:
-        db.write_engine.dispose()
 
 
 def test_a_short_read_on_the_loop_survives_the_server_ending_its_connections(pg_url: str) -> None:
-    db = Database(pg_url, idle_ping=3600.0)
-
-    async def main() -> None:
+    async def main(db: Database) -> None:
         try:
             assert await greenlet_spawn(read_one, db) == 1
             ended_and_gone(pg_url)
@@ -123,7 +122,5 @@ def test_a_short_read_on_the_loop_survives_the_server_ending_its_connections(pg_
         finally:
             await db.loop_reads.close()
 
-    try:
-        asyncio.run(main())
-    finally:
-        db.write_engine.dispose()
+    with pool(pg_url, idle_ping=3600.0) as db:
+        asyncio.run(main(db))

@@ -18,7 +18,7 @@ STORING = {"add_stories", "push", "compare_images", "receive_upload", "register_
 # Operations that refuse a body over a size limit (413) without storing it against the quota.
 SIZED = {"ingest_session"}
 # Operations that touch nothing that can be down: every other one needs the database at least
-# (503 while it cannot be reached, plumbing/offloop.py).
+# (503 while it cannot be reached, plumbing/outages.py).
 SELF_CONTAINED = {"health"}
 REASONS = {
     400: "The request cannot be carried out as given; the message says what to change.",

@@ -127,9 +127,9 @@ class Supervisor:
                     log.warning(
                         "the jobs of worker %d wait for their leases: %s", proc.pid, reason(exc)
                     )
-                waiting[i] = now + self.backoff[i]
-                if not self.backoff[i]:
-                    del waiting[i]
+                if self.backoff[i]:
+                    waiting[i] = now + self.backoff[i]
+                else:
                     self._restart(i)
 
     def _restart(self, slot: int) -> None:
