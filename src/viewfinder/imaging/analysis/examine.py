@@ -12,6 +12,7 @@ import numpy as np
 
 from viewfinder.imaging import _native
 from viewfinder.imaging.analysis.candidates import translations
+from viewfinder.imaging.analysis.columns import column_shift
 from viewfinder.imaging.analysis.content import (
     image_lost,
     one_fill,
@@ -151,6 +152,8 @@ def examine(
             rows = band(rest, dy)
             if rows is None:
                 view[explained & changed] = _native.LABEL_CHANGED
+                if split and dy == 0 and column_shift(a, b, box) == dx:
+                    return [Change(x, y, w, h, "move", count, dx, 0, signal=Signal.REWRAPPED)]
                 return [Change(x, y, w, h, "content", count, signal=signal)]
             inserted = np.zeros_like(rest)
             inserted[rows] = rest[rows]
@@ -170,6 +173,9 @@ def examine(
         return found
     if same_shapes(a, b, box) and recoloured(a, b, box, changed):
         return [Change(x, y, w, h, "color", count)]
+    if split and (dx := column_shift(a, b, box)) is not None:
+        # Moved as a column, wrapping again inside it: what a person sees is the layout.
+        return [Change(x, y, w, h, "move", count, dx, 0, signal=Signal.REWRAPPED)]
     pieces = _parts(changed) if split else []
     if len(pieces) <= MAX_PARTS:
         # One region may hold unrelated changes close together (a button recoloured just above

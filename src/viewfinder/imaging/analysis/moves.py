@@ -110,10 +110,10 @@ def find_move(
     here = np.flatnonzero(arrived)
     step = max(1, here.size // 4096)
     here = here[::step]
-    background = _background(a, box)
+    colour = background(a, box)
     py, px = ys[here], xs[here]
-    ink_b = np.abs(b[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
-    ink_a = np.abs(a[py, px, :3].astype(np.int16) - background).max(axis=1) > INK
+    ink_b = np.abs(b[py, px, :3].astype(np.int16) - colour).max(axis=1) > INK
+    ink_a = np.abs(a[py, px, :3].astype(np.int16) - colour).max(axis=1) > INK
     covered = int((ink_b & ink_a & ~found.left[here]).sum()) * step
     return Move(dx, dy, found.share, mask, int(ink_b.sum()) * step, covered)
 
@@ -196,7 +196,7 @@ def band(rest: np.ndarray, dy: int) -> slice | None:
     return None
 
 
-def _background(image: np.ndarray, box: Box) -> np.ndarray:
+def background(image: np.ndarray, box: Box) -> np.ndarray:
     """The commonest colour on the frame just around a region: what it sits on."""
     height, width = image.shape[:2]
     x0, y0, x1, y1 = window(box, 2, width, height)

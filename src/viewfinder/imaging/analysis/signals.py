@@ -14,6 +14,7 @@ class Signal(enum.Enum):
     INSERTED_AT_TOP = enum.auto()  # ... when it starts at the image's top edge, pushing down
     INSERTED = enum.auto()  # content above a downward move and as tall as it: what pushed it
     PUSHED_OUT_OF_VIEW = enum.auto()  # content at the bottom edge a downward move pushed off
+    REWRAPPED = enum.auto()  # moved sideways as a column, its lines wrapped to a new width
     OVERLAPS = enum.auto()  # moved content now drawn over content that stayed put
     VANISHED = enum.auto()  # content gone: only background is left
     IMAGE_LOST = enum.auto()  # a detailed picture became mostly plain

@@ -16,6 +16,7 @@ NOTES: dict[Signal, str] = {
     Signal.INSERTED_AT_TOP: "inserted at the top",
     Signal.INSERTED: "inserted",
     Signal.PUSHED_OUT_OF_VIEW: "pushed out of view",
+    Signal.REWRAPPED: "re-wrapped",
     Signal.OVERLAPS: "overlaps",
     Signal.VANISHED: "vanished",
     Signal.IMAGE_LOST: "image lost",
@@ -109,12 +110,20 @@ def sentences(real: list[Change], width: int, height: int) -> list[str]:
             sentence += f" and pushed {areas} below it {direction(0, pushed[0].dy or 0)}"
         said.append(sentence + ".")
     for (dx, dy), group in moves.items():
+        # A column that moved sideways and narrowed or widened: its lines broke anew.
+        wrapped = (
+            ", its lines wrapped to its new width"
+            if any(c.signal is Signal.REWRAPPED for c in group)
+            else ""
+        )
         if len(group) == 1:
             place = where(group[0], width, height)
-            said.append(f"The content of {place} moved {direction(dx, dy)}.")
+            said.append(f"The content of {place} moved {direction(dx, dy)}{wrapped}.")
         else:
             largest = where(group[0], width, height)
-            said.append(f"{len(group)} areas moved {direction(dx, dy)}, the largest {largest}.")
+            said.append(
+                f"{len(group)} areas moved {direction(dx, dy)}, the largest {largest}{wrapped}."
+            )
     if any(c.signal is Signal.PUSHED_OUT_OF_VIEW for c in by_size):
         said.append("Content at the bottom edge went out of view, pushed down by the move.")
     for c in by_size:

@@ -1,0 +1,63 @@
+"""A column that moved sideways and changed width: a sidebar widened, a margin or a gap grown.
+Its content moved as a whole, but no one translation explains it, because its text wrapped
+again to the new width and what is aligned to its other side stayed. What does not change is
+its left edge: on most rows the leftmost content moved by one offset and is still the same
+content there (the first glyph of each line, a border, the start of a rule)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewfinder.imaging.analysis.model import Box
+from viewfinder.imaging.analysis.moves import INK, background
+
+MIN_ROWS = 12  # rows holding content in both images: fewer say nothing about a column
+AGREE = 0.75  # share of those rows whose left edge moved by the one offset
+SAME_START = 0.8  # share of those whose content at the left edge is what was there before
+START = 6  # px of a row's content, from its left edge, that must have moved unchanged
+MAX_SHIFT = 64  # px: further than this a column did not move, its page was rebuilt
+
+
+def column_shift(a: np.ndarray, b: np.ndarray, box: Box) -> int | None:
+    """The offset dx by which the region's content moved sideways as a column, re-wrapping
+    inside it; None when it did not. A centred line whose text changed has its left edge move
+    too, but its right edge moves the other way; content removed at the start of a line
+    leaves other content at the edge: neither is a column."""
+    if box[2] < 4 * START:
+        return None
+    colour = background(a, box)
+    # The region starts where the first pixel differs, which may be inside the first glyph of
+    # a line: its edge is looked for a little further left.
+    pad = min(box[0], START)
+    x, y, w, h = box[0] - pad, box[1], box[2] + pad, box[3]
+    ink_a, ink_b = _ink(a, (x, y, w, h), colour), _ink(b, (x, y, w, h), colour)
+    rows = ink_a.any(axis=1) & ink_b.any(axis=1)
+    if int(rows.sum()) < MIN_ROWS:
+        return None
+    left_a, left_b = ink_a[rows].argmax(axis=1), ink_b[rows].argmax(axis=1)
+    moved = left_b - left_a
+    offsets, counts = np.unique(moved, return_counts=True)
+    dx = int(offsets[counts.argmax()])
+    agreeing = moved == dx
+    if dx == 0 or abs(dx) > min(MAX_SHIFT, w // 3) or agreeing.mean() < AGREE:
+        return None
+    right_a = w - 1 - ink_a[rows][:, ::-1].argmax(axis=1)
+    right_b = w - 1 - ink_b[rows][:, ::-1].argmax(axis=1)
+    if np.mean(np.abs(right_b - right_a + dx)[agreeing] <= 1) >= 0.5:
+        return None  # centred content that grew or shrank (by an odd number of px, perhaps)
+    ys = np.flatnonzero(rows)[agreeing] + y
+    starts_a, starts_b = left_a[agreeing] + x, left_b[agreeing] + x
+    span = np.arange(START)
+    cols_a = np.minimum(starts_a[:, None] + span, a.shape[1] - 1)
+    cols_b = np.minimum(starts_b[:, None] + span, b.shape[1] - 1)
+    same = (a[ys[:, None], cols_a, :3] == b[ys[:, None], cols_b, :3]).all(axis=(1, 2))
+    if same.sum() < SAME_START * rows.sum():
+        return None
+    return dx
+
+
+def _ink(image: np.ndarray, box: Box, colour: np.ndarray) -> np.ndarray:
+    x, y, w, h = box
+    area = image[y : y + h, x : x + w, :3].astype(np.int16)
+    ink: np.ndarray = np.abs(area - colour).max(axis=2) > INK
+    return ink

@@ -1,0 +1,98 @@
+"""A column that moved sideways and wrapped its lines again (analysis/columns.py): a sidebar
+widened, a margin grown. Drawn pages pin the rule and what it must not take for a column (an
+icon gone from the start of a line, centred text that grew); a real Chromium render checks the
+page it was made for."""
+
+from __future__ import annotations
+
+import numpy as np
+from playwright.sync_api import sync_playwright
+
+from tests import style_corpus, style_pages
+from tests.chromium import CHROMIUM, FLAGS
+from viewfinder.imaging import compare, png
+from viewfinder.imaging.analysis import Signal
+from viewfinder.imaging.analysis.columns import column_shift
+
+PAPER, INK, RULE = 250, 40, 190
+
+
+def words(pixels: np.ndarray, y: int, x: int, widths: list[int]) -> None:
+    """A line of "words": bars 9 px tall, each with a notch so that no two look alike."""
+    for i, w in enumerate(widths):
+        pixels[y : y + 9, x : x + w] = INK
+        pixels[y + 2 + i % 5, x + 1 : x + w - 1] = PAPER
+        x += w + 5
+
+
+def two_columns(edge: int, lines: list[list[int]]) -> np.ndarray:
+    """A sidebar ending in a rule at ``edge`` and a column of lines to its right."""
+    pixels = np.full((200, 320, 3), PAPER, np.uint8)
+    pixels[:, edge] = RULE
+    for i, line in enumerate(lines):
+        words(pixels, 12 + 16 * i, edge + 14, line)
+    return pixels
+
+
+PARAGRAPH = [[30, 22, 40, 18, 26, 34, 20], [24, 38, 16, 30, 28, 22], [36, 20, 26, 18]]
+# The same words, first one first, wrapped into a column 10 px narrower.
+REWRAPPED = [[30, 22, 40, 18, 26, 34], [20, 24, 38, 16, 30, 28], [22, 36, 20, 26, 18]]
+
+
+def analysis(base: np.ndarray, candidate: np.ndarray):  # noqa: ANN201
+    return compare(png.encode(base), png.encode(candidate)).analysis
+
+
+def test_a_widened_sidebar_is_a_layout_shift_of_the_column_beside_it() -> None:
+    base = two_columns(60, PARAGRAPH * 3)
+    candidate = two_columns(70, REWRAPPED * 3)
+    assert column_shift(base, candidate, (60, 0, 250, 200)) == 10
+    result = analysis(base, candidate)
+    assert result.kind == "layout_shift", result
+    (change,) = [c for c in result.changes if c.kind == "move"]
+    assert (change.dx, change.dy, change.signal) == (10, 0, Signal.REWRAPPED)
+    assert change.note == "re-wrapped" and result.summary == "Content moved right 10 px."
+    assert "moved right 10 px, its lines wrapped to its new width." in result.reasoning
+
+
+def test_a_column_moved_left_is_found_too() -> None:
+    base = two_columns(70, REWRAPPED * 3)
+    candidate = two_columns(60, PARAGRAPH * 3)
+    assert column_shift(base, candidate, (60, 0, 250, 200)) == -10
+
+
+def test_an_icon_gone_from_the_start_of_lines_is_not_a_column() -> None:
+    base = two_columns(60, PARAGRAPH * 3)
+    candidate = base.copy()
+    for i in range(9):  # every line loses its first "word": what is at the edge now was not
+        candidate[12 + 16 * i : 21 + 16 * i, 74:104] = PAPER
+    assert column_shift(base, candidate, (74, 0, 240, 200)) is None
+    assert analysis(base, candidate).kind == "content"
+
+
+def test_centred_lines_that_grew_are_not_a_column() -> None:
+    base = np.full((200, 320, 3), PAPER, np.uint8)
+    candidate = base.copy()
+    for i in range(9):
+        words(base, 12 + 16 * i, 100, [40, 40])  # 85 px, centred on x = 142
+        words(candidate, 12 + 16 * i, 90, [40, 40, 15])  # 105 px, still centred there
+    assert column_shift(base, candidate, (90, 0, 120, 200)) is None
+
+
+def test_a_few_rows_are_not_a_column() -> None:
+    base = two_columns(60, PARAGRAPH[:1])
+    candidate = two_columns(70, REWRAPPED[:1])
+    assert column_shift(base, candidate, (60, 10, 250, 11)) is None
+
+
+def test_the_admin_page_with_its_sidebar_widened_by_10_px() -> None:
+    html = style_pages.page("admin")
+    wider = html.replace("</head>", "<style>aside { width: 160px !important; }</style></head>", 1)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(FLAGS))
+        tab = browser.new_page(viewport={"width": 640, "height": 560})
+        base, candidate = style_corpus.shoot(tab, html, ""), style_corpus.shoot(tab, wider, "")
+        browser.close()
+    result = compare(base, candidate).analysis
+    assert result.kind == "layout_shift" and result.summary == "Content moved right 10 px."
+    assert {(c.dx, c.signal) for c in result.changes} == {(10, Signal.REWRAPPED)}
