@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from viewfinder.imaging.analysis.model import Box
-from viewfinder.imaging.analysis.moves import INK, background
+from viewfinder.imaging.analysis.moves import background, ink
 
 MIN_ROWS = 12  # rows holding content in both images: fewer say nothing about a column
 AGREE = 0.75  # share of those rows whose left edge moved by the one offset
@@ -30,7 +30,8 @@ def column_shift(a: np.ndarray, b: np.ndarray, box: Box) -> int | None:
     # a line: its edge is looked for a little further left.
     pad = min(box[0], START)
     x, y, w, h = box[0] - pad, box[1], box[2] + pad, box[3]
-    ink_a, ink_b = _ink(a, (x, y, w, h), colour), _ink(b, (x, y, w, h), colour)
+    ink_a = ink(a[y : y + h, x : x + w], colour)
+    ink_b = ink(b[y : y + h, x : x + w], colour)
     rows = ink_a.any(axis=1) & ink_b.any(axis=1)
     if int(rows.sum()) < MIN_ROWS:
         return None
@@ -54,10 +55,3 @@ def column_shift(a: np.ndarray, b: np.ndarray, box: Box) -> int | None:
     if same.sum() < SAME_START * rows.sum():
         return None
     return dx
-
-
-def _ink(image: np.ndarray, box: Box, colour: np.ndarray) -> np.ndarray:
-    x, y, w, h = box
-    area = image[y : y + h, x : x + w, :3].astype(np.int16)
-    ink: np.ndarray = np.abs(area - colour).max(axis=2) > INK
-    return ink
