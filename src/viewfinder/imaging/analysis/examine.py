@@ -173,9 +173,9 @@ def examine(
         return found
     if same_shapes(a, b, box) and recoloured(a, b, box, changed):
         return [Change(x, y, w, h, "color", count)]
-    if split and (dx := column_shift(a, b, box)) is not None:
+    if split and (sideways := column_shift(a, b, box)) is not None:
         # Moved as a column, wrapping again inside it: what a person sees is the layout.
-        return [Change(x, y, w, h, "move", count, dx, 0, signal=Signal.REWRAPPED)]
+        return [Change(x, y, w, h, "move", count, sideways, 0, signal=Signal.REWRAPPED)]
     pieces = _parts(changed) if split else []
     if len(pieces) <= MAX_PARTS:
         # One region may hold unrelated changes close together (a button recoloured just above
