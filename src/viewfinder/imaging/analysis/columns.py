@@ -1,4 +1,4 @@
-"""A column that moved sideways and changed width: a sidebar widened, a margin or a gap grown.
+"""A column that moved sideways and changed width: a sidebar widened, a margin grown.
 Its content moved as a whole, but no one translation explains it, because its text wrapped
 again to the new width and what is aligned to its other side stayed. What does not change is
 its left edge: on most rows the leftmost content moved by one offset and is still the same
