@@ -88,11 +88,18 @@ def test_a_few_rows_are_not_a_column() -> None:
 def test_the_admin_page_with_its_sidebar_widened_by_10_px() -> None:
     html = style_pages.page("admin")
     wider = html.replace("</head>", "<style>aside { width: 160px !important; }</style></head>", 1)
+    found = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(FLAGS))
-        tab = browser.new_page(viewport={"width": 640, "height": 560})
-        base, candidate = style_corpus.shoot(tab, html, ""), style_corpus.shoot(tab, wider, "")
+        for theme in ("light", "dark"):
+            tab = browser.new_page(viewport={"width": 640, "height": 560}, color_scheme=theme)
+            base, candidate = style_corpus.shoot(tab, html, ""), style_corpus.shoot(tab, wider, "")
+            found[theme] = compare(base, candidate).analysis
         browser.close()
-    result = compare(base, candidate).analysis
-    assert result.kind == "layout_shift" and result.summary == "Content moved right 10 px."
-    assert {(c.dx, c.signal) for c in result.changes} == {(10, Signal.REWRAPPED)}
+    light = found["light"]
+    assert light.kind == "layout_shift" and light.summary == "Content moved right 10 px."
+    assert {(c.dx, c.signal) for c in light.changes} == {(10, Signal.REWRAPPED)}
+    # In dark the border is too faint to tie the column together, and its regions are judged
+    # one by one. A table header that moved 4 px, re-rasterised at its new sub-pixel phase,
+    # lands on its own old place: that is not one element drawn over another.
+    assert found["dark"].verdict == "likely_intended", found["dark"]

@@ -20,6 +20,7 @@ MOVE_MIN_PIXELS = 32  # smaller regions are never taken as moves: too easy to ma
 INK = 24  # levels from the background colour at which a pixel is content
 OVERLAP = 0.15  # share of a move's pixels drawn over content that stayed: an overlap
 OVERLAP_SHIFT = 3  # px a move must cover to overlap anything (glyphs jitter by one or two)
+ALONG = 8  # levels outside a 3x3 range still taken as within it (sub-pixel re-rasterising)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +114,42 @@ def find_move(
     colour = background(a, box)
     py, px = ys[here], xs[here]
     ink_b, ink_a = ink(b[py, px], colour), ink(a[py, px], colour)
-    covered = int((ink_b & ink_a & ~found.left[here]).sum()) * step
+    suspects = ink_b & ink_a & ~found.left[here]
+    covered = int((suspects & ~_went_along(a, b, py, px, dx, dy, suspects)).sum()) * step
     return Move(dx, dy, found.share, mask, int(ink_b.sum()) * step, covered)
+
+
+def _went_along(
+    a: np.ndarray,
+    b: np.ndarray,
+    py: np.ndarray,
+    px: np.ndarray,
+    dx: int,
+    dy: int,
+    which: np.ndarray,
+) -> np.ndarray:
+    """Of the pixels at (py, px) marked in ``which``, those whose base colour lies within the
+    candidate's 3x3 range at p + d (give or take ALONG levels): content the move carried, drawn
+    again at another sub-pixel phase, so not found there exactly. Text moved a few px onto its
+    own old place is not drawn over anything."""
+    along = np.zeros(py.size, bool)
+    pick = np.flatnonzero(which)
+    if pick.size == 0:
+        return along
+    height, width = b.shape[:2]
+    ty, tx = py[pick] + dy, px[pick] + dx
+    lo = np.full((pick.size, 3), 255, np.int16)
+    hi = np.zeros((pick.size, 3), np.int16)
+    for oy in (-1, 0, 1):
+        for ox in (-1, 0, 1):
+            near = b[np.clip(ty + oy, 0, height - 1), np.clip(tx + ox, 0, width - 1), :3]
+            np.minimum(lo, near, out=lo)
+            np.maximum(hi, near, out=hi)
+    base = a[py[pick], px[pick], :3].astype(np.int16)
+    inside = (ty >= 0) & (ty < height) & (tx >= 0) & (tx < width)
+    fits = ((base >= lo - ALONG) & (base <= hi + ALONG)).all(axis=1)
+    along[pick] = inside & fits
+    return along
 
 
 def _best(
