@@ -11,7 +11,7 @@ from playwright.sync_api import sync_playwright
 from tests import style_corpus, style_pages
 from tests.chromium import CHROMIUM, FLAGS
 from viewfinder.imaging import compare, png
-from viewfinder.imaging.analysis import Signal
+from viewfinder.imaging.analysis import Analysis, Signal
 from viewfinder.imaging.analysis.columns import column_shift
 
 PAPER, INK, RULE = 250, 40, 190
@@ -39,7 +39,7 @@ PARAGRAPH = [[30, 22, 40, 18, 26, 34, 20], [24, 38, 16, 30, 28, 22], [36, 20, 26
 REWRAPPED = [[30, 22, 40, 18, 26, 34], [20, 24, 38, 16, 30, 28], [22, 36, 20, 26, 18]]
 
 
-def analysis(base: np.ndarray, candidate: np.ndarray):  # noqa: ANN201
+def analysis(base: np.ndarray, candidate: np.ndarray) -> Analysis:
     return compare(png.encode(base), png.encode(candidate)).analysis
 
 

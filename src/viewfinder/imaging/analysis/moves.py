@@ -12,6 +12,7 @@ import numpy as np
 
 from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.candidates import translations
+from viewfinder.imaging.analysis.glyphs import TOLERANCE
 from viewfinder.imaging.analysis.model import Box, pixels_of, window
 
 MOVE_EXPLAINED = 0.9  # share of changed pixels a translation must explain to be a move
@@ -20,7 +21,6 @@ MOVE_MIN_PIXELS = 32  # smaller regions are never taken as moves: too easy to ma
 INK = 24  # levels from the background colour at which a pixel is content
 OVERLAP = 0.15  # share of a move's pixels drawn over content that stayed: an overlap
 OVERLAP_SHIFT = 3  # px a move must cover to overlap anything (glyphs jitter by one or two)
-ALONG = 8  # levels outside a 3x3 range still taken as within it (sub-pixel re-rasterising)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +129,9 @@ def _went_along(
     which: np.ndarray,
 ) -> np.ndarray:
     """Of the pixels at (py, px) marked in ``which``, those whose base colour lies within the
-    candidate's 3x3 range at p + d (give or take ALONG levels): content the move carried, drawn
-    again at another sub-pixel phase, so not found there exactly. Text moved a few px onto its
-    own old place is not drawn over anything."""
+    candidate's 3x3 range at p + d, give or take the TOLERANCE allowed to glyphs drawn again:
+    content the move carried, drawn again at another sub-pixel phase, so not found there
+    exactly. Text moved a few px onto its own old place is not drawn over anything."""
     along = np.zeros(py.size, bool)
     pick = np.flatnonzero(which)
     if pick.size == 0:
@@ -147,7 +147,7 @@ def _went_along(
             np.maximum(hi, near, out=hi)
     base = a[py[pick], px[pick], :3].astype(np.int16)
     inside = (ty >= 0) & (ty < height) & (tx >= 0) & (tx < width)
-    fits = ((base >= lo - ALONG) & (base <= hi + ALONG)).all(axis=1)
+    fits = ((base >= lo - TOLERANCE) & (base <= hi + TOLERANCE)).all(axis=1)
     along[pick] = inside & fits
     return along
 
