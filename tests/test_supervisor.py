@@ -4,7 +4,9 @@ say), and the watch goes on when releasing the dead worker's jobs fails."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,3 +63,34 @@ def test_the_watch_goes_on_when_the_jobs_cannot_be_released(
     monkeypatch.setattr(supervisor, "STEADY", 0.2)
     running = watch(env, "import time; time.sleep(0.3)", 2.5)
     assert running.restarts >= 2, running.restarts
+
+
+def test_a_worker_being_restarted_when_the_server_stops_is_stopped_too(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The restart is held inside its spawn until stop() has begun: a worker started after
+    # stop() looked at the list would be left running and never waited for.
+    monkeypatch.setattr(supervisor, "STEADY", 0.2)
+    running = Supervisor(env, 1, [sys.executable, "-c", "import time; time.sleep(0.3)"])
+    spawned: list[subprocess.Popen[bytes]] = []
+    restarting = threading.Event()
+    spawn = running._spawn
+
+    def slow_spawn() -> subprocess.Popen[bytes]:
+        if spawned:
+            restarting.set()
+            time.sleep(0.5)
+        spawned.append(spawn())
+        return spawned[-1]
+
+    monkeypatch.setattr(running, "_spawn", slow_spawn)
+    running.start()
+    try:
+        assert restarting.wait(10), "the worker was never restarted"
+    finally:
+        running.stop()
+    left = [proc for proc in spawned if proc.poll() is None]
+    for proc in left:
+        proc.kill()
+        proc.wait()
+    assert not left, f"{len(left)} worker(s) still running after stop()"

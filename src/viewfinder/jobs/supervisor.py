@@ -74,6 +74,10 @@ class Supervisor:
         self.command = list(command)
         self.procs: list[subprocess.Popen[bytes]] = []
         self._stopping = threading.Event()
+        # Held while a worker is started and while the supervisor begins to stop, so that a
+        # restart racing stop() either lands in self.procs before stop() reads it or not at all:
+        # a worker started after stop() looked would be left running, never waited for.
+        self._spawning = threading.Lock()
         self._thread: threading.Thread | None = None
         self._environ = settings_environ(rt.settings)
         self.started: list[float] = []  # when each slot's process started
@@ -133,16 +137,20 @@ class Supervisor:
                     self._restart(i)
 
     def _restart(self, slot: int) -> None:
-        try:
-            self.procs[slot] = self._spawn()
-        except OSError as exc:
-            log.error("could not start a worker (%s); trying again", exc)
-            return
+        with self._spawning:
+            if self._stopping.is_set():
+                return
+            try:
+                self.procs[slot] = self._spawn()
+            except OSError as exc:
+                log.error("could not start a worker (%s); trying again", exc)
+                return
         self.started[slot] = time.monotonic()
         self.restarts += 1
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._stopping.set()
+        with self._spawning:
+            self._stopping.set()
         for proc in self.procs:
             if proc.poll() is None:
                 proc.terminate()
