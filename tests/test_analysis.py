@@ -13,7 +13,9 @@ import pytest
 from tests import analysis_corpus
 from viewfinder.imaging import compare, png
 from viewfinder.imaging.analysis import Signal, wording
+from viewfinder.imaging.analysis.candidates import Translations
 from viewfinder.imaging.analysis.model import pixels_of
+from viewfinder.imaging.analysis.moves import find_move
 
 
 @pytest.fixture(scope="session")
@@ -121,6 +123,25 @@ def test_a_moved_block_is_found_with_its_vector() -> None:
     moves = [(c.dx, c.dy) for c in result.analysis.changes if c.kind == "move"]
     assert result.analysis.kind == "layout_shift" and moves == [(7, 13)]
     assert "down 13 px and right 7 px" in result.analysis.summary
+
+
+def test_a_move_the_signatures_explain_needs_no_phase_correlation() -> None:
+    # Slid straight down: the row signatures find it exactly. Moved diagonally: only phase
+    # correlation suggests the vector, which must then be found as well.
+    base = np.full((120, 160, 3), 255, np.uint8)
+    base[20:40, 30:90] = (30, 60, 200)
+    base[25:28, 35:80] = 255
+    for dx, dy in ((0, 17), (7, 13)):
+        cand = np.full_like(base, 255)
+        cand[20 + dy : 40 + dy, 30 + dx : 90 + dx] = base[20:40, 30:90]
+        changed_all = (base != cand).any(axis=2)
+        ys, xs = np.nonzero(changed_all)
+        box = (int(xs.min()), int(ys.min()), int(np.ptp(xs)) + 1, int(np.ptp(ys)) + 1)
+        changed = changed_all[box[1] : box[1] + box[3], box[0] : box[0] + box[2]]
+        sources = Translations(base, cand, box)
+        move = find_move(base, cand, changed, box, candidates=sources)
+        assert move is not None and (move.dx, move.dy) == (dx, dy)
+        assert ("phase" in vars(sources)) == (dx != 0), (dx, dy)
 
 
 def test_a_recoloured_block_is_a_colour_change() -> None:

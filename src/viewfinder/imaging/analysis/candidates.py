@@ -5,21 +5,42 @@ the region's surroundings finds any other translation."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.model import Box, window
 
 
-def translations(a: np.ndarray, b: np.ndarray, box: Box) -> set[tuple[int, int]]:
-    """Translations worth trying: from row and column signatures, and phase correlation."""
-    found = {(0, d) for d in _signature_votes(a, b, box, columns=False)}
-    found |= {(d, 0) for d in _signature_votes(a, b, box, columns=True)}
-    for dx, dy, step in _phase_peaks(a, b, box):
-        # Peaks of a downsampled correlation are refined around their position.
-        around = range(-step, step + 1)
-        found |= {(dx + i, dy + j) for i in around for j in around}
-    return {d for d in found if d != (0, 0) and abs(d[0]) < a.shape[1] and abs(d[1]) < a.shape[0]}
+class Translations:
+    """The translations worth trying for a region, each source computed when first asked for
+    (a region's parts share their region's): ``exact`` from row and column signatures, and
+    ``phase`` from phase correlation, which costs several times more and is needed only when
+    the signatures suggest nothing that explains the region."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, box: Box) -> None:
+        self.a, self.b, self.box = a, b, box
+
+    @functools.cached_property
+    def exact(self) -> set[tuple[int, int]]:
+        a, b, box = self.a, self.b, self.box
+        found = {(0, d) for d in _signature_votes(a, b, box, columns=False)}
+        found |= {(d, 0) for d in _signature_votes(a, b, box, columns=True)}
+        return self._valid(found)
+
+    @functools.cached_property
+    def phase(self) -> set[tuple[int, int]]:
+        found = set()
+        for dx, dy, step in _phase_peaks(self.a, self.b, self.box):
+            # Peaks of a downsampled correlation are refined around their position.
+            around = range(-step, step + 1)
+            found |= {(dx + i, dy + j) for i in around for j in around}
+        return self._valid(found)
+
+    def _valid(self, found: set[tuple[int, int]]) -> set[tuple[int, int]]:
+        height, width = self.a.shape[:2]
+        return {d for d in found if d != (0, 0) and abs(d[0]) < width and abs(d[1]) < height}
 
 
 def _line_keys(

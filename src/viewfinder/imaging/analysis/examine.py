@@ -4,14 +4,12 @@ noise pixels as it goes, then the whole pair handed to ``verdict``."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
 from viewfinder.imaging import _native
-from viewfinder.imaging.analysis.candidates import translations
+from viewfinder.imaging.analysis.candidates import Translations
 from viewfinder.imaging.analysis.columns import column_shift
 from viewfinder.imaging.analysis.content import (
     image_lost,
@@ -100,7 +98,7 @@ def examine(
     box: Box,
     count: int,
     known: tuple[tuple[int, int], ...],
-    candidates: Callable[[], set[tuple[int, int]]] | None = None,
+    candidates: Translations | None = None,
 ) -> list[Change]:
     """The changes one region holds, relabelling the diff image's moved and noise pixels."""
     x, y, w, h = box
@@ -131,7 +129,7 @@ def examine(
     if candidates is None:
         # Computed when first needed, and shared with the region's parts (their windows lie
         # within the region's).
-        candidates = functools.cache(lambda: translations(a, b, box))
+        candidates = Translations(a, b, box)
     move = find_move(a, b, changed, box, known, candidates) if count >= MOVE_MIN_PIXELS else None
     if move is not None and text and max(abs(move.dx), abs(move.dy)) <= GLYPH_SHIFT:
         # Text a pixel or two along, beside ink no displacement explains: the rest of a line

@@ -5,13 +5,12 @@ by pixel check is the _analysis ``matches`` kernel."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from viewfinder.imaging import _analysis
-from viewfinder.imaging.analysis.candidates import translations
+from viewfinder.imaging.analysis.candidates import Translations
 from viewfinder.imaging.analysis.glyphs import TOLERANCE
 from viewfinder.imaging.analysis.model import Box, pixels_of, window
 
@@ -69,7 +68,7 @@ def find_move(
     changed: np.ndarray,
     box: Box,
     known: tuple[tuple[int, int], ...] = (),
-    candidates: Callable[[], set[tuple[int, int]]] | None = None,
+    candidates: Translations | None = None,
 ) -> Move | None:
     """The translation that explains most of the region's changed pixels, if one carries
     content. Moves already found elsewhere in the pair are tried first: what pushed one block
@@ -82,21 +81,14 @@ def find_move(
 
     best = _known(a, b, ys, xs, known)
     if best is None:
-        tried = candidates() if candidates else translations(a, b, box)
+        source = candidates or Translations(a, b, box)
         # Known moves stay in the running: beside the band of content that pushed it, a move
         # explains only part of a region.
-        tried = tried | set(known)
-        ranked = sorted(tried, key=lambda d: (abs(d[0]) + abs(d[1]), d))
-        # Every candidate is scored on a sample of the changed pixels, the best few on more,
-        # and only the winner on all of them; ties go to the shortest vector.
-        for size, keep in ((256, 4), (4096, 1)):
-            step = max(1, ys.size // size)
-            ranked = _best(a, b, ys[::step], xs[::step], ranked)[:keep]
-            if step == 1:
-                break
-        if not ranked:
+        best = _exact(a, b, ys, xs, source.exact | set(known))
+        if best is None:
+            best = _ranked(a, b, ys, xs, source.exact | source.phase | set(known))
+        if best is None:
             return None
-        best = ranked[0]
     dx, dy = best
     found = explained_share(a, b, ys, xs, dx, dy)
     arrived = found.arrived
@@ -150,6 +142,45 @@ def _went_along(
     fits = ((base >= lo - TOLERANCE) & (base <= hi + TOLERANCE)).all(axis=1)
     along[pick] = inside & fits
     return along
+
+
+def _ranked(
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: set[tuple[int, int]]
+) -> tuple[int, int] | None:
+    """The translation that explains most of the pixels at (ys, xs). Every one tried is
+    scored on a sample of them, the best few on more, and only the winner on all of them;
+    ties go to the shortest vector."""
+    ranked = _by_length(tried)
+    for size, keep in ((256, 4), (4096, 1)):
+        step = max(1, ys.size // size)
+        ranked = _best(a, b, ys[::step], xs[::step], ranked)[:keep]
+        if step == 1:
+            break
+    return ranked[0] if ranked else None
+
+
+def _exact(
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: set[tuple[int, int]]
+) -> tuple[int, int] | None:
+    """The shortest of the translations that explain every one of a sample of (at most 4096
+    of) the pixels both ways, where the content arrived and where it left: no other
+    translation can explain more of them, so phase correlation need not look for one."""
+    if not tried:
+        return None
+    step = max(1, ys.size // 4096)
+    sample_y, sample_x = ys[::step], xs[::step]
+    ranked = _by_length(tried)
+    vectors = np.array(ranked, np.intp)
+    arrived, left = np.empty(len(ranked), np.intp), np.empty(len(ranked), np.intp)
+    _analysis.scores(
+        a, b, sample_y, sample_x, vectors[:, 0].copy(), vectors[:, 1].copy(), arrived, left
+    )
+    whole = np.flatnonzero((arrived == sample_y.size) & (left == sample_y.size))
+    return ranked[int(whole[0])] if whole.size else None
+
+
+def _by_length(tried: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    return sorted(tried, key=lambda d: (abs(d[0]) + abs(d[1]), d))
 
 
 def _best(
