@@ -13,7 +13,9 @@ how it was made:
 - a small icon removed with nothing else moving, a digit changed (content);
 - words appended to a short line (one content change);
 - a 24 px banner inserted at the top, pushing the page down (a layout shift, inserted at the
-  top, moved down 24 px times the scale).
+  top, moved down 24 px times the scale);
+- the content column pushed 10 px right by a wider sidebar or margin, its text wrapped again
+  and its grid narrowed (a layout shift, moved right 10 px times the scale).
 
 The renders are made with Debian's Chromium when first needed and cached in
 tests/.style-corpus/ (ignored by git), like the analysis corpus.
@@ -76,6 +78,11 @@ def _word(change: Callable[[str], str]) -> Edit:
     return edit
 
 
+def _column_pushed(html: str, style: str) -> str:
+    css = style_pages.COLUMN_PUSHED[style]
+    return html.replace("</head>", f"<style>{css}</style></head>", 1)
+
+
 def _card(kind: str) -> Edit:
     def edit(html: str, style: str) -> str:
         if kind == "tint":
@@ -112,6 +119,12 @@ VARIANTS: dict[str, tuple[Edit, str, str, Label]] = {
         "",
         "document.querySelector('[data-t=line]').append(' and checked twice since');",
         lambda scale: {"kind": "content", "changes": 1},
+    ),
+    "column": (
+        _column_pushed,
+        "",
+        "",
+        lambda scale: {"kind": "layout_shift", "moves": [[10 * scale, 0]]},
     ),
     "banner": (
         _same,

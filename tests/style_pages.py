@@ -154,6 +154,13 @@ issued on the first of the month and can be exported from Billing.</p>
 TEMPLATES = {"docs": DOCS, "shop": SHOP, "admin": ADMIN}
 # The word in each page's ``text`` paragraph that the text variants edit.
 WORDS = {"docs": "predicted", "shop": "outdoor", "admin": "refreshed"}
+# Each page's content column pushed 10 CSS px right: the sidebar widened, or the margin beside
+# the column grown. Its text wraps again to the new width and the grid's columns narrow.
+COLUMN_PUSHED = {
+    "docs": "main { padding-left: 50px !important; }",
+    "shop": ".wrap { padding-left: 38px !important; }",
+    "admin": "aside { width: 160px !important; }",
+}
 
 
 def page(style: str) -> str:

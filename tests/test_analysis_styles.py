@@ -125,6 +125,20 @@ def test_a_banner_inserted_at_the_top_is_said_with_the_distance_it_pushed_the_pa
         assert moves == {(0, 24 * pair["scale"])}, pair["name"]
 
 
+def test_a_column_pushed_sideways_is_one_layout_shift_of_the_distance_it_moved(
+    results: list[Result],
+) -> None:
+    # Its paragraphs wrap again and its grid's or table's columns narrow by fractions of a
+    # pixel: no one translation explains every region, yet what the eye sees is the column.
+    for pair, result in of(results, "column"):
+        analysis = result.analysis
+        assert (analysis.kind, analysis.verdict) == ("layout_shift", "likely_intended"), (
+            pair["name"],
+            analysis.changes,
+        )
+        assert analysis.summary == f"Content moved right {10 * pair['scale']} px.", pair["name"]
+
+
 REGION_COUNT = re.compile(r"(?:changed in|from) (one|\d+) regions?\b")
 OTHER_REGIONS = re.compile(r"(One|\d+) other regions? differs?")
 

@@ -1,8 +1,9 @@
 """A column that moved sideways and changed width: a sidebar widened, a margin grown.
 Its content moved as a whole, but no one translation explains it, because its text wrapped
 again to the new width and what is aligned to its other side stayed. What does not change is
-its left edge: on most rows the leftmost content moved by one offset and is still the same
-content there (the first glyph of each line, a border, the start of a rule)."""
+its left edge: on most rows that start at that edge the leftmost content moved by one offset,
+and on the first line of each block it is still the same content there (its first glyph, a
+border, the start of a rule)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ from viewfinder.imaging.analysis.model import Box
 from viewfinder.imaging.analysis.moves import background, ink
 
 MIN_ROWS = 12  # rows holding content in both images: fewer say nothing about a column
-AGREE = 0.75  # share of those rows whose left edge moved by the one offset
-SAME_START = 0.8  # share of those whose content at the left edge is what was there before
+AGREE = 0.75  # share of those starting at its edge whose left edge moved by the one offset
+# Of those rows, the share whose first START px are what started them before, moved along:
+# the first line of each paragraph, heading or cell (the later lines of a paragraph wrapped
+# again start with other words). Where what started each line was removed (an icon gone),
+# what starts it now was beside it all along: none.
+MOVED_START = 0.25
 START = 6  # px of a row's content, from its left edge, that must have moved unchanged
 MAX_SHIFT = 64  # px: further than this a column did not move, its page was rebuilt
 
@@ -36,11 +41,17 @@ def column_shift(a: np.ndarray, b: np.ndarray, box: Box) -> int | None:
     if int(rows.sum()) < MIN_ROWS:
         return None
     left_a, left_b = ink_a[rows].argmax(axis=1), ink_b[rows].argmax(axis=1)
+    # The rows that start at the column's edge: a row holding only the descenders of a line
+    # starts at its first descender, which moves wherever the line wraps.
+    starts, counts = np.unique(left_a, return_counts=True)
+    edge = np.abs(left_a - starts[counts.argmax()]) <= 1
+    if int(edge.sum()) < MIN_ROWS:
+        return None
     moved = left_b - left_a
-    offsets, counts = np.unique(moved, return_counts=True)
+    offsets, counts = np.unique(moved[edge], return_counts=True)
     dx = int(offsets[counts.argmax()])
-    agreeing = moved == dx
-    if dx == 0 or abs(dx) > min(MAX_SHIFT, w // 3) or agreeing.mean() < AGREE:
+    agreeing = (moved == dx) & edge
+    if dx == 0 or abs(dx) > min(MAX_SHIFT, w // 3) or agreeing.sum() < AGREE * edge.sum():
         return None
     right_a = w - 1 - ink_a[rows][:, ::-1].argmax(axis=1)
     right_b = w - 1 - ink_b[rows][:, ::-1].argmax(axis=1)
@@ -51,7 +62,7 @@ def column_shift(a: np.ndarray, b: np.ndarray, box: Box) -> int | None:
     span = np.arange(START)
     cols_a = np.minimum(starts_a[:, None] + span, a.shape[1] - 1)
     cols_b = np.minimum(starts_b[:, None] + span, b.shape[1] - 1)
-    same = (a[ys[:, None], cols_a, :3] == b[ys[:, None], cols_b, :3]).all(axis=(1, 2))
-    if same.sum() < SAME_START * rows.sum():
+    moved_along = (a[ys[:, None], cols_a, :3] == b[ys[:, None], cols_b, :3]).all(axis=(1, 2))
+    if moved_along.sum() < MOVED_START * edge.sum():
         return None
     return dx

@@ -18,7 +18,12 @@ from viewfinder.imaging.analysis.content import (
     same_shapes,
     vanished,
 )
-from viewfinder.imaging.analysis.glyphs import GLYPH_SHIFT, glyphs_redrawn, straight_edge
+from viewfinder.imaging.analysis.glyphs import (
+    GLYPH_SHIFT,
+    glyphs_redrawn,
+    moved_and_redrawn,
+    straight_edge,
+)
 from viewfinder.imaging.analysis.model import Analysis, Box, Change, pixels_of, window
 from viewfinder.imaging.analysis.moves import (
     MOVE_EXPLAINED,
@@ -148,6 +153,10 @@ def examine(
         if move.share < MOVE_EXPLAINED and rest.any():
             # What the move leaves unexplained must be the band of content that pushed it.
             rows = band(rest, dy)
+            if rows is None and moved_and_redrawn(a, b, changed, box, dx, dy):
+                # No band: the rest is the moved content itself, a fraction of a pixel off.
+                view[changed] = _native.LABEL_MOVED
+                return [Change(x, y, w, h, "move", count, dx, dy, signal=signal)]
             if rows is None:
                 view[explained & changed] = _native.LABEL_CHANGED
                 if split and dy == 0 and column_shift(a, b, box) == dx:

@@ -81,6 +81,25 @@ def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) 
     return True
 
 
+def moved_and_redrawn(
+    a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box, dx: int, dy: int
+) -> bool:
+    """Whether a region's changed pixels (``changed``, region-relative) are content moved by
+    (dx, dy) and drawn again a fraction of a pixel off: content moved a fractional distance (a
+    grid's columns each narrowed by a third of a pixel) matches the move exactly only where
+    its edges land on whole pixels. Once the move is undone, what is left must be glyphs
+    drawn again (``glyphs_redrawn``), tile by tile: a word added, or any new ink, is not."""
+    height, width = a.shape[:2]
+    x, y, w, h = box
+    margin = PAD + GLYPH_SHIFT + 2
+    x0, y0 = max(x - margin, 0, dx), max(y - margin, 0, dy)
+    x1, y1 = min(x + w + margin, width, width + dx), min(y + h + margin, height, height + dy)
+    if x0 > x or y0 > y or x1 < x + w or y1 < y + h:
+        return False  # it came from beyond the image's edge
+    moved_back = a[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
+    return glyphs_redrawn(moved_back, b[y0:y1, x0:x1], changed, (x - x0, y - y0, w, h))
+
+
 def _search(
     a: np.ndarray,
     b: np.ndarray,
