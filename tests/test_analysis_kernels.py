@@ -304,3 +304,96 @@ def test_fits_agrees_with_its_definition(seed: int) -> None:
         _analysis.fits(a, b, lo_a, hi_a, lo_b, hi_b, ys + h, xs, 0, 0, 8, ok)
     with pytest.raises(ValueError, match="int16"):
         _analysis.fits(a.astype(np.uint8), b, lo_a, hi_a, lo_b, hi_b, ys, xs, 0, 0, 8, ok)
+
+
+def keys15(pixels: np.ndarray) -> np.ndarray:
+    q = pixels[..., :3].astype(np.int64) >> 3
+    return np.asarray((q[..., 0] << 10) | (q[..., 1] << 5) | q[..., 2])
+
+
+def palette_pair(seed: int, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two images of few colours (so that colours repeat and ties happen), b a partial recolour
+    of a with some noise."""
+    rng = np.random.default_rng(seed)
+    colours = rng.integers(0, 256, (6, channels), dtype=np.uint8)
+    a = colours[rng.integers(0, 6, (40, 50))]
+    b = a.copy()
+    b[a[..., 0] == colours[0, 0]] = colours[1]
+    b[rng.random((40, 50)) < 0.15] = colours[rng.integers(0, 6)]
+    return a, b
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("seed", range(4))
+def test_recoloured_counts_the_pixels_that_went_where_their_colour_went(
+    seed: int, channels: int
+) -> None:
+    a, b = palette_pair(seed, channels)
+    x, y, w, h = 5, 3, 37, 29
+    mask = np.random.default_rng(seed + 10).random((h, w)) < 0.3
+    before, after = keys15(a[y : y + h, x : x + w]).ravel(), keys15(b[y : y + h, x : x + w]).ravel()
+    # Where each base colour went: its commonest candidate colour, the higher one on a tie.
+    target = {}
+    for colour in np.unique(before):
+        found, counts = np.unique(after[before == colour], return_counts=True)
+        target[int(colour)] = int(found[counts == counts.max()].max())
+    flags = mask.ravel()
+    hits = sum(target[int(c)] == int(d) for c, d in zip(before[flags], after[flags], strict=True))
+    assert _analysis.recoloured(a, b, mask, x, y) == (hits, int(flags.sum()))
+
+
+@pytest.mark.parametrize("samples", [1, 7, 2048])
+def test_one_fill_counts_the_commonest_pair_of_every_kth_masked_pixel(samples: int) -> None:
+    a, b = palette_pair(samples, 3)
+    mask = np.random.default_rng(samples).random((20, 30)) < 0.5
+    x, y = 11, 9
+    where = np.flatnonzero(mask)
+    where = where[:: max(1, where.size // samples)]
+    ys, xs = np.divmod(where, mask.shape[1])
+    pairs = keys15(a[ys + y, xs + x]) << 15 | keys15(b[ys + y, xs + x])
+    _, counts = np.unique(pairs, return_counts=True)
+    assert _analysis.one_fill(a, b, mask, x, y, samples) == (int(counts.max()), pairs.size)
+    empty = np.zeros_like(mask)
+    assert _analysis.one_fill(a, b, empty, x, y, samples) == (0, 0)
+
+
+@pytest.mark.parametrize(("x0", "y0", "x1", "y1"), [(0, 0, 50, 40), (3, 4, 21, 9), (2, 2, 3, 30)])
+def test_edges_count_the_gradient_numpy_computes(x0: int, y0: int, x1: int, y1: int) -> None:
+    rng = np.random.default_rng(x1)
+    a = (rng.integers(0, 3, (40, 50, 3)) * 100).astype(np.uint8)
+    b = np.clip(a.astype(int) + rng.integers(-30, 30, a.shape), 0, 255).astype(np.uint8)
+
+    def squared(pixels: np.ndarray) -> np.ndarray:
+        luma = pixels[y0:y1, x0:x1, :3].astype(np.float64) @ np.array([0.299, 0.587, 0.114])
+        if min(luma.shape) < 2:
+            return np.zeros(luma.shape)
+        gy, gx = np.gradient(luma)
+        return np.asarray(gx * gx + gy * gy)
+
+    strong, faint = 24.0**2, 6.0**2
+    ga, gb = squared(a), squared(b)
+    expected = (
+        int((ga > strong).sum()),
+        int((gb > strong).sum()),
+        int(((gb > strong) & (ga > faint)).sum()),
+        int(((ga > strong) & (gb > faint)).sum()),
+    )
+    assert _analysis.edges(a, b, x0, y0, x1, y1, strong, faint) == expected
+    with pytest.raises(ValueError, match="outside"):
+        _analysis.edges(a, b, 0, 0, 51, 40, strong, faint)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_colours_counts_distinct_colours_and_the_commonest(channels: int) -> None:
+    a, _ = palette_pair(channels, channels)
+    a[10:20, 10:20, :3] = (np.arange(300) % 256).reshape(10, 10, 3)  # many colours there
+    x, y, w, h = 4, 6, 30, 25
+    packed = (
+        (a[y : y + h, x : x + w, 0].astype(np.int64) << 16)
+        | (a[y : y + h, x : x + w, 1].astype(np.int64) << 8)
+        | a[y : y + h, x : x + w, 2]
+    )
+    _, counts = np.unique(packed, return_counts=True)
+    assert _analysis.colours(a, x, y, w, h) == (counts.size, int(counts.max()))
+    with pytest.raises(ValueError, match="outside"):
+        _analysis.colours(a, 40, 0, 20, 5)

@@ -9,11 +9,13 @@
  * a box's edge among changed pixels, signatures() hashes the rows or columns of an area so that
  * moved lines can be found by their hash, matches() checks a translation pixel by pixel and
  * scores() counts how well each of many translations explains a sample of pixels, spread()
- * measures how far an area's colours stray from their mean. All release the GIL. This file
+ * measures how far an area's colours stray from their mean, recoloured() and one_fill() tell
+ * how changed colours map to new ones, edges() counts the strong and faint edges of two areas
+ * and colours() counts an area's colours. All release the GIL. This file
  * holds the module, its method table and the image check; the methods are in
  * _analysis_motion.c (blur, motion_residual), _analysis_envelope.c (envelope, flips, fits),
- * _analysis_edges.c (straight_run), _analysis_moves.c (signatures, matches, scores) and
- * _analysis_stats.c (spread).
+ * _analysis_edges.c (straight_run), _analysis_moves.c (signatures, matches, scores),
+ * _analysis_stats.c (spread) and _analysis_colours.c (recoloured, one_fill, edges, colours).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -39,6 +41,10 @@ static PyMethodDef methods[] = {
     {"matches", vfa_matches, METH_VARARGS, vfa_matches_doc},
     {"scores", vfa_scores, METH_VARARGS, vfa_scores_doc},
     {"straight_run", vfa_straight_run, METH_VARARGS, vfa_straight_run_doc},
+    {"recoloured", vfa_recoloured, METH_VARARGS, vfa_recoloured_doc},
+    {"one_fill", vfa_one_fill, METH_VARARGS, vfa_one_fill_doc},
+    {"edges", vfa_edges, METH_VARARGS, vfa_edges_doc},
+    {"colours", vfa_colours, METH_VARARGS, vfa_colours_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -26,6 +26,19 @@ typedef struct {
  * viewed as `im`, or ValueError naming it and -1. */
 int vfa_get_pixels(PyObject *obj, Py_buffer *view, pixels_t *im, const char *name);
 
+/* Two images of one size and a bool mask placed at (x, y) inside them. */
+typedef struct {
+    Py_buffer va, vb, vm;
+    pixels_t a, b;
+    Py_ssize_t w, h;
+} placed_t;
+
+/* Views of a, b and the mask, checked; on failure ValueError (or the buffer's error), nothing
+ * held and -1. Release with vfa_release_placed() (_analysis_envelope.c). */
+int vfa_get_placed(PyObject *a_obj, PyObject *b_obj, PyObject *mask_obj, Py_ssize_t x,
+                   Py_ssize_t y, placed_t *p);
+void vfa_release_placed(placed_t *p);
+
 /* Static in every file that includes it: it must inline into the kernels' loops. */
 static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
     return v < lo ? lo : (v > hi ? hi : v);
@@ -36,7 +49,8 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
 
 /* The methods: blur and motion_residual (_analysis_motion.c), envelope, flips and fits
  * (_analysis_envelope.c), straight_run (_analysis_edges.c), signatures, matches and scores
- * (_analysis_moves.c), spread (_analysis_stats.c). */
+ * (_analysis_moves.c), spread (_analysis_stats.c), recoloured, one_fill, edges and colours
+ * (_analysis_colours.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
 PyObject *vfa_envelope(PyObject *self, PyObject *args);
@@ -47,8 +61,13 @@ PyObject *vfa_scores(PyObject *self, PyObject *args);
 PyObject *vfa_flips(PyObject *self, PyObject *args);
 PyObject *vfa_spread(PyObject *self, PyObject *args);
 PyObject *vfa_fits(PyObject *self, PyObject *args);
+PyObject *vfa_recoloured(PyObject *self, PyObject *args);
+PyObject *vfa_one_fill(PyObject *self, PyObject *args);
+PyObject *vfa_edges(PyObject *self, PyObject *args);
+PyObject *vfa_colours(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[],
     vfa_signatures_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_scores_doc[],
-    vfa_flips_doc[], vfa_spread_doc[], vfa_fits_doc[];
+    vfa_flips_doc[], vfa_spread_doc[], vfa_fits_doc[], vfa_recoloured_doc[], vfa_one_fill_doc[],
+    vfa_edges_doc[], vfa_colours_doc[];
 
 #endif

@@ -21,17 +21,8 @@ static int within(const pixels_t *q, const uint8_t *p, Py_ssize_t x, Py_ssize_t 
     return 1;
 }
 
-/* Two images of one size and a bool mask placed at (x, y) inside them. */
-typedef struct {
-    Py_buffer va, vb, vm;
-    pixels_t a, b;
-    Py_ssize_t w, h;
-} placed_t;
-
-/* Views of a, b and the mask, checked; on failure ValueError (or the buffer's error), nothing
- * held and -1. Release with release_placed(). */
-static int get_placed(PyObject *a_obj, PyObject *b_obj, PyObject *mask_obj, Py_ssize_t x,
-                      Py_ssize_t y, placed_t *p) {
+int vfa_get_placed(PyObject *a_obj, PyObject *b_obj, PyObject *mask_obj, Py_ssize_t x,
+                   Py_ssize_t y, placed_t *p) {
     if (vfa_get_pixels(a_obj, &p->va, &p->a, "a") < 0) return -1;
     if (vfa_get_pixels(b_obj, &p->vb, &p->b, "b") < 0) goto fail_a;
     if (PyObject_GetBuffer(mask_obj, &p->vm, PyBUF_STRIDED_RO) < 0) goto fail_b;
@@ -57,7 +48,7 @@ fail_a:
     return -1;
 }
 
-static void release_placed(placed_t *p) {
+void vfa_release_placed(placed_t *p) {
     PyBuffer_Release(&p->vm);
     PyBuffer_Release(&p->vb);
     PyBuffer_Release(&p->va);
@@ -70,7 +61,7 @@ PyObject *vfa_envelope(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOnnp", &a_obj, &b_obj, &mask_obj, &bx, &by, &skip_edges))
         return NULL;
     placed_t p;
-    if (get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
+    if (vfa_get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
     const pixels_t a = p.a, b = p.b;
     const Py_buffer vm = p.vm;
     const Py_ssize_t w = p.w, h = p.h;
@@ -93,7 +84,7 @@ PyObject *vfa_envelope(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    release_placed(&p);
+    vfa_release_placed(&p);
     return PyBool_FromLong(ok);
 }
 
@@ -115,7 +106,7 @@ PyObject *vfa_flips(PyObject *self, PyObject *args) {
                           &contrast, &need))
         return NULL;
     placed_t p;
-    if (get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
+    if (vfa_get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
     const pixels_t a = p.a, b = p.b;
     const Py_buffer vm = p.vm;
     const Py_ssize_t w = p.w, h = p.h;
@@ -145,7 +136,7 @@ PyObject *vfa_flips(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    release_placed(&p);
+    vfa_release_placed(&p);
     return PyLong_FromSsize_t(found);
 }
 

@@ -1,0 +1,355 @@
+/*
+ * What became of a region's colours: recoloured() (each colour of the base went to one colour
+ * of the candidate), one_fill() (the changed pixels went from one colour to one other),
+ * edges() (the strong and faint edges of both areas) and colours() (how many colours an area
+ * has). Colours are counted by sorting them (a radix sort: a few passes over the pixels, and
+ * memory for two copies of their keys, whatever their number of values).
+ */
+#include "_analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- sorted keys ---------------------------------------------------------------------------- */
+
+/* Sort n keys of `bits` bits (at most 32) in place, least significant 11 bits first; scratch
+ * holds n keys too. Memory stays at two arrays of the keys, whatever their number of values. */
+static void sort_keys(uint32_t *keys, uint32_t *scratch, size_t n, int bits) {
+    size_t counts[2048];
+    uint32_t *from = keys, *to = scratch;
+    for (int shift = 0; shift < bits; shift += 11) {
+        memset(counts, 0, sizeof(counts));
+        for (size_t i = 0; i < n; i++) counts[(from[i] >> shift) & 2047]++;
+        size_t total = 0;
+        for (int d = 0; d < 2048; d++) {
+            const size_t c = counts[d];
+            counts[d] = total;
+            total += c;
+        }
+        for (size_t i = 0; i < n; i++) to[counts[(from[i] >> shift) & 2047]++] = from[i];
+        uint32_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != keys) memcpy(keys, from, n * sizeof(uint32_t));
+}
+
+/* Two arrays of n keys, or NULL (both freed) when out of memory. */
+static uint32_t *keys_alloc(size_t n, uint32_t **scratch) {
+    uint32_t *keys = malloc(sizeof(uint32_t) * (n ? n : 1));
+    *scratch = malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (!keys || !*scratch) {
+        free(keys);
+        free(*scratch);
+        return NULL;
+    }
+    return keys;
+}
+
+/* 15 bits a colour, 5 a channel: steps of 8 levels, so that anti-aliasing drawn again over a
+ * new colour still counts as the one colour. */
+static inline uint32_t key15(const uint8_t *p) {
+    return ((uint32_t)(p[0] >> 3) << 10) | ((uint32_t)(p[1] >> 3) << 5) | (uint32_t)(p[2] >> 3);
+}
+
+/* ---- recoloured ------------------------------------------------------------------------------ */
+
+/* Of the masked pixels, how many show in b the colour that most pixels of their a colour show
+ * across the whole area (ties to the higher colour key). -1 when out of memory. */
+static Py_ssize_t went_along(const placed_t *p, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t *total) {
+    const Py_ssize_t w = p->vm.shape[1], h = p->vm.shape[0];
+    const int ca = p->a.channels, cb = p->b.channels;
+    const size_t n = (size_t)(w * h);
+    uint32_t *scratch, *pairs = keys_alloc(n, &scratch);
+    int32_t *target = malloc(sizeof(int32_t) * 32768);
+    if (!pairs || !target) {
+        if (pairs) {
+            free(pairs);
+            free(scratch);
+        }
+        free(target);
+        return -1;
+    }
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const uint8_t *ra = p->a.data + (y0 + y) * p->a.stride + x0 * ca;
+        const uint8_t *rb = p->b.data + (y0 + y) * p->b.stride + x0 * cb;
+        for (Py_ssize_t x = 0; x < w; x++)
+            pairs[y * w + x] = key15(ra + x * ca) << 15 | key15(rb + x * cb);
+    }
+    sort_keys(pairs, scratch, n, 30);
+    /* Runs of one pair, in order of a colour and then b colour: the longest run of each a
+     * colour, the later on a tie, is where that colour went. */
+    memset(target, 0xff, sizeof(int32_t) * 32768);
+    size_t longest = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && pairs[j] == pairs[i]; j++) {
+        }
+        const uint32_t from = pairs[i] >> 15;
+        if (i == 0 || pairs[i - 1] >> 15 != from) longest = 0;
+        if (j - i >= longest) {
+            longest = j - i;
+            target[from] = (int32_t)(pairs[i] & 0x7fff);
+        }
+    }
+    Py_ssize_t hits = 0, seen = 0;
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const uint8_t *m = (const uint8_t *)p->vm.buf + y * p->vm.strides[0];
+        const uint8_t *ra = p->a.data + (y0 + y) * p->a.stride + x0 * ca;
+        const uint8_t *rb = p->b.data + (y0 + y) * p->b.stride + x0 * cb;
+        for (Py_ssize_t x = 0; x < w; x++) {
+            if (!m[x]) continue;
+            seen++;
+            hits += target[key15(ra + x * ca)] == (int32_t)key15(rb + x * cb);
+        }
+    }
+    free(pairs);
+    free(scratch);
+    free(target);
+    *total = seen;
+    return hits;
+}
+
+PyObject *vfa_recoloured(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj, *mask_obj;
+    Py_ssize_t x, y;
+    if (!PyArg_ParseTuple(args, "OOOnn", &a_obj, &b_obj, &mask_obj, &x, &y)) return NULL;
+    placed_t p;
+    if (vfa_get_placed(a_obj, b_obj, mask_obj, x, y, &p) < 0) return NULL;
+    Py_ssize_t hits, total = 0;
+    Py_BEGIN_ALLOW_THREADS
+    hits = went_along(&p, x, y, &total);
+    Py_END_ALLOW_THREADS
+    vfa_release_placed(&p);
+    if (hits < 0) return PyErr_NoMemory();
+    return Py_BuildValue("nn", hits, total);
+}
+
+VFA_DOC(vfa_recoloured_doc,
+        "recoloured(a, b, mask, x, y) -> (hits, total)\n\n"
+        "Over the area of a and b that the bool mask covers when placed at (x, y), each colour of\n"
+        "a (in steps of 8 levels a channel) is taken to the colour of b that most of its pixels\n"
+        "show (ties to the higher one); returns how many masked pixels show that colour in b, and\n"
+        "how many pixels are masked.");
+
+/* ---- one_fill -------------------------------------------------------------------------------- */
+
+/* The longest run of equal keys among n sorted ones. */
+static size_t longest_run(const uint32_t *keys, size_t n) {
+    size_t best = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && keys[j] == keys[i]; j++) {
+        }
+        if (j - i > best) best = j - i;
+    }
+    return best;
+}
+
+/* The commonest (a colour, b colour) pair among every step-th masked pixel, in row order. */
+static Py_ssize_t commonest_pair(const placed_t *p, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t step,
+                                 Py_ssize_t count, Py_ssize_t *sampled) {
+    const Py_ssize_t w = p->vm.shape[1], h = p->vm.shape[0];
+    const int ca = p->a.channels, cb = p->b.channels;
+    const size_t n = (size_t)((count + step - 1) / step);
+    uint32_t *scratch, *pairs = keys_alloc(n, &scratch);
+    if (!pairs) return -1;
+    size_t index = 0, taken = 0;
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const uint8_t *m = (const uint8_t *)p->vm.buf + y * p->vm.strides[0];
+        for (Py_ssize_t x = 0; x < w; x++) {
+            if (!m[x] || index++ % (size_t)step) continue;
+            const uint8_t *pa = p->a.data + (y0 + y) * p->a.stride + (x0 + x) * ca;
+            const uint8_t *pb = p->b.data + (y0 + y) * p->b.stride + (x0 + x) * cb;
+            pairs[taken++] = key15(pa) << 15 | key15(pb);
+        }
+    }
+    sort_keys(pairs, scratch, taken, 30);
+    const size_t best = longest_run(pairs, taken);
+    free(pairs);
+    free(scratch);
+    *sampled = (Py_ssize_t)taken;
+    return (Py_ssize_t)best;
+}
+
+PyObject *vfa_one_fill(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj, *mask_obj;
+    Py_ssize_t x, y, samples;
+    if (!PyArg_ParseTuple(args, "OOOnnn", &a_obj, &b_obj, &mask_obj, &x, &y, &samples))
+        return NULL;
+    if (samples < 1 || samples > 1 << 20) {
+        PyErr_SetString(PyExc_ValueError, "samples must be between 1 and 2**20");
+        return NULL;
+    }
+    placed_t p;
+    if (vfa_get_placed(a_obj, b_obj, mask_obj, x, y, &p) < 0) return NULL;
+    Py_ssize_t best, sampled = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t count = 0;
+    for (Py_ssize_t r = 0; r < p.vm.shape[0]; r++) {
+        const uint8_t *m = (const uint8_t *)p.vm.buf + r * p.vm.strides[0];
+        for (Py_ssize_t c = 0; c < p.vm.shape[1]; c++) count += m[c] != 0;
+    }
+    const Py_ssize_t step = count / samples > 1 ? count / samples : 1;
+    best = count ? commonest_pair(&p, x, y, step, count, &sampled) : 0;
+    Py_END_ALLOW_THREADS
+    vfa_release_placed(&p);
+    if (best < 0) return PyErr_NoMemory();
+    return Py_BuildValue("nn", best, sampled);
+}
+
+VFA_DOC(vfa_one_fill_doc,
+        "one_fill(a, b, mask, x, y, samples) -> (commonest, sampled)\n\n"
+        "Every k-th pixel the bool mask covers when placed at (x, y) in a and b, in row order,\n"
+        "k = max(1, masked // samples): how many of them go from the commonest (a colour,\n"
+        "b colour) pair, in steps of 8 levels a channel, and how many were taken.");
+
+/* ---- edges ----------------------------------------------------------------------------------- */
+
+/* The area's luma, one float a pixel. */
+static void luma_of(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t w, Py_ssize_t h,
+                    float *out) {
+    const int c = src->channels;
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const uint8_t *row = src->data + (y0 + y) * src->stride + x0 * c;
+        for (Py_ssize_t x = 0; x < w; x++) {
+            const uint8_t *p = row + x * c;
+            out[y * w + x] = 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2];
+        }
+    }
+}
+
+/* The squared luma gradient of row y into g: central differences inside, one-sided at the
+ * area's edges (numpy.gradient's first order edges). */
+static void gradient_row(const float *l, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h, float *g) {
+    const float *row = l + y * w;
+    const float *up = l + (y > 0 ? y - 1 : 0) * w, *down = l + (y < h - 1 ? y + 1 : y) * w;
+    const float scale = (y > 0 && y < h - 1) ? 0.5f : 1.0f;
+    for (Py_ssize_t x = 0; x < w; x++) {
+        const float gy = (down[x] - up[x]) * scale;
+        g[x] = gy * gy;
+    }
+    const float first = row[1] - row[0], last = row[w - 1] - row[w - 2];
+    g[0] += first * first;
+    for (Py_ssize_t x = 1; x < w - 1; x++) {
+        const float gx = (row[x + 1] - row[x - 1]) * 0.5f;
+        g[x] += gx * gx;
+    }
+    g[w - 1] += last * last;
+}
+
+PyObject *vfa_edges(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj;
+    Py_ssize_t x0, y0, x1, y1;
+    double strong, faint;
+    if (!PyArg_ParseTuple(args, "OOnnnndd", &a_obj, &b_obj, &x0, &y0, &x1, &y1, &strong, &faint))
+        return NULL;
+    Py_buffer va, vb;
+    pixels_t a, b;
+    if (vfa_get_pixels(a_obj, &va, &a, "a") < 0) return NULL;
+    if (vfa_get_pixels(b_obj, &vb, &b, "b") < 0) {
+        PyBuffer_Release(&va);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (vb.shape[0] != va.shape[0] || vb.shape[1] != va.shape[1] || x0 < 0 || y0 < 0 ||
+        x1 < x0 || y1 < y0 || x1 > va.shape[1] || y1 > va.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "the images differ in size or the area lies outside");
+        goto done;
+    }
+    const Py_ssize_t w = x1 - x0, h = y1 - y0;
+    /* strong in a, strong in b, strong in b and at least faint in a, strong in a and faint in b */
+    Py_ssize_t counts[4] = {0, 0, 0, 0};
+    if (w >= 2 && h >= 2) {
+        float *la = malloc(sizeof(float) * (size_t)(w * h));
+        float *lb = malloc(sizeof(float) * (size_t)(w * h));
+        float *ga = malloc(sizeof(float) * (size_t)w), *gb = malloc(sizeof(float) * (size_t)w);
+        if (!la || !lb || !ga || !gb) {
+            free(la);
+            free(lb);
+            free(ga);
+            free(gb);
+            PyErr_NoMemory();
+            goto done;
+        }
+        const float s = (float)strong, f = (float)faint;
+        Py_BEGIN_ALLOW_THREADS
+        luma_of(&a, x0, y0, w, h, la);
+        luma_of(&b, x0, y0, w, h, lb);
+        for (Py_ssize_t y = 0; y < h; y++) {
+            gradient_row(la, y, w, h, ga);
+            gradient_row(lb, y, w, h, gb);
+            for (Py_ssize_t x = 0; x < w; x++) {
+                const int strong_a = ga[x] > s, strong_b = gb[x] > s;
+                counts[0] += strong_a;
+                counts[1] += strong_b;
+                counts[2] += strong_b & (ga[x] > f);
+                counts[3] += strong_a & (gb[x] > f);
+            }
+        }
+        Py_END_ALLOW_THREADS
+        free(la);
+        free(lb);
+        free(ga);
+        free(gb);
+    }
+    result = Py_BuildValue("nnnn", counts[0], counts[1], counts[2], counts[3]);
+done:
+    PyBuffer_Release(&va);
+    PyBuffer_Release(&vb);
+    return result;
+}
+
+VFA_DOC(vfa_edges_doc,
+        "edges(a, b, x0, y0, x1, y1, strong, faint) -> (strong_a, strong_b, kept, found)\n\n"
+        "Over the area [x0, x1) x [y0, y1) of two images of one size, the squared luma gradient\n"
+        "(luma 0.299 r + 0.587 g + 0.114 b; central differences inside, one-sided at the area's\n"
+        "edges, as numpy.gradient): how many pixels exceed `strong` in a, in b, in b while\n"
+        "exceeding `faint` in a, and in a while exceeding `faint` in b. An area less than 2 px\n"
+        "across has no gradient.");
+
+/* ---- colours --------------------------------------------------------------------------------- */
+
+PyObject *vfa_colours(PyObject *self, PyObject *args) {
+    PyObject *src_obj;
+    Py_ssize_t x0, y0, w, h;
+    if (!PyArg_ParseTuple(args, "Onnnn", &src_obj, &x0, &y0, &w, &h)) return NULL;
+    Py_buffer vs;
+    pixels_t src;
+    if (vfa_get_pixels(src_obj, &vs, &src, "src") < 0) return NULL;
+    PyObject *result = NULL;
+    if (x0 < 0 || y0 < 0 || w < 1 || h < 1 || x0 + w > vs.shape[1] || y0 + h > vs.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "the area is empty or lies outside the image");
+        goto done;
+    }
+    const size_t n = (size_t)(w * h);
+    uint32_t *scratch, *keys = keys_alloc(n, &scratch);
+    if (!keys) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t distinct = 0;
+    size_t commonest = 0;
+    Py_BEGIN_ALLOW_THREADS
+    const int c = src.channels;
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const uint8_t *row = src.data + (y0 + y) * src.stride + x0 * c;
+        for (Py_ssize_t x = 0; x < w; x++) {
+            const uint8_t *p = row + x * c;
+            keys[y * w + x] = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+        }
+    }
+    sort_keys(keys, scratch, n, 24);
+    for (size_t i = 0; i < n; i++) distinct += i == 0 || keys[i] != keys[i - 1];
+    commonest = longest_run(keys, n);
+    Py_END_ALLOW_THREADS
+    free(keys);
+    free(scratch);
+    result = Py_BuildValue("nn", distinct, (Py_ssize_t)commonest);
+done:
+    PyBuffer_Release(&vs);
+    return result;
+}
+
+VFA_DOC(vfa_colours_doc,
+        "colours(src, x, y, w, h) -> (distinct, commonest)\n\n"
+        "How many distinct (r, g, b) colours the area [x, x + w) x [y, y + h) of src has, and\n"
+        "how many pixels show the commonest of them.");
