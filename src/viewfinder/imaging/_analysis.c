@@ -4,17 +4,17 @@
  * blur() smooths an area of an image, motion_residual() estimates the sub-pixel motion of a
  * window of two blurred images (one Lucas-Kanade step) and measures what the motion leaves
  * unexplained inside a box, envelope() checks that changed pixels stay within their
- * neighbours' range of colours, flips() counts those that crossed it, fits() checks glyphs
- * displaced by a pixel or two against their neighbourhoods' ranges, straight_run() finds
- * a box's edge among changed pixels, signatures() hashes the rows or columns of an area so that
- * moved lines can be found by their hash, matches() checks a translation pixel by pixel and
- * scores() counts how well each of many translations explains a sample of pixels, spread()
- * measures how far an area's colours stray from their mean, recoloured() and one_fill() tell
- * how changed colours map to new ones, edges() counts the strong and faint edges of two areas
- * and colours() counts an area's colours. All release the GIL. This file
- * holds the module, its method table and the image check; the methods are in
- * _analysis_motion.c (blur, motion_residual), _analysis_envelope.c (envelope, flips, fits),
- * _analysis_edges.c (straight_run), _analysis_moves.c (signatures, matches, scores),
+ * neighbours' range of colours, flips() counts those that crossed it, ranges() finds each
+ * pixel's neighbourhood range and fits() checks glyphs displaced by a pixel or two against
+ * those ranges, straight_run() finds a box's edge among changed pixels, signatures() hashes
+ * the rows or columns of an area so that moved lines can be found by their hash, matches()
+ * checks a translation pixel by pixel and scores() counts how well each of many translations
+ * explains a sample of pixels, spread() measures how far an area's colours stray from their
+ * mean, recoloured() and one_fill() tell how changed colours map to new ones, edges() counts
+ * the strong and faint edges of two areas and colours() counts an area's colours. All release
+ * the GIL. This file holds the module, its method table and the image check; the methods are
+ * in _analysis_motion.c (blur, motion_residual), _analysis_envelope.c (envelope, flips, ranges,
+ * fits), _analysis_edges.c (straight_run), _analysis_moves.c (signatures, matches, scores),
  * _analysis_stats.c (spread) and _analysis_colours.c (recoloured, one_fill, edges, colours).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
@@ -36,6 +36,7 @@ static PyMethodDef methods[] = {
     {"envelope", vfa_envelope, METH_VARARGS, vfa_envelope_doc},
     {"flips", vfa_flips, METH_VARARGS, vfa_flips_doc},
     {"fits", vfa_fits, METH_VARARGS, vfa_fits_doc},
+    {"ranges", vfa_ranges, METH_VARARGS, vfa_ranges_doc},
     {"spread", vfa_spread, METH_VARARGS, vfa_spread_doc},
     {"signatures", vfa_signatures, METH_VARARGS, vfa_signatures_doc},
     {"matches", vfa_matches, METH_VARARGS, vfa_matches_doc},

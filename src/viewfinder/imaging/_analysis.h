@@ -47,7 +47,7 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
 /* A method's docstring, defined beside the method for the module table. */
 #define VFA_DOC(name, text) const char name[] = PyDoc_STR(text)
 
-/* The methods: blur and motion_residual (_analysis_motion.c), envelope, flips and fits
+/* The methods: blur and motion_residual (_analysis_motion.c), envelope, flips, ranges and fits
  * (_analysis_envelope.c), straight_run (_analysis_edges.c), signatures, matches and scores
  * (_analysis_moves.c), spread (_analysis_stats.c), recoloured, one_fill, edges and colours
  * (_analysis_colours.c). */
@@ -61,6 +61,7 @@ PyObject *vfa_scores(PyObject *self, PyObject *args);
 PyObject *vfa_flips(PyObject *self, PyObject *args);
 PyObject *vfa_spread(PyObject *self, PyObject *args);
 PyObject *vfa_fits(PyObject *self, PyObject *args);
+PyObject *vfa_ranges(PyObject *self, PyObject *args);
 PyObject *vfa_recoloured(PyObject *self, PyObject *args);
 PyObject *vfa_one_fill(PyObject *self, PyObject *args);
 PyObject *vfa_edges(PyObject *self, PyObject *args);
@@ -68,6 +69,6 @@ PyObject *vfa_colours(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[],
     vfa_signatures_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_scores_doc[],
     vfa_flips_doc[], vfa_spread_doc[], vfa_fits_doc[], vfa_recoloured_doc[], vfa_one_fill_doc[],
-    vfa_edges_doc[], vfa_colours_doc[];
+    vfa_edges_doc[], vfa_colours_doc[], vfa_ranges_doc[];
 
 #endif

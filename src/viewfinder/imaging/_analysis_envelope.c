@@ -1,6 +1,10 @@
 /* Changed pixels against their neighbours' range of colours: envelope() (within it), flips()
- * (crossed it) and fits() (within it once displaced a pixel or two). */
+ * (crossed it), ranges() (each pixel's range, for fits()) and fits() (within it once displaced
+ * a pixel or two). */
 #include "_analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 /* Every channel of p lies within [lo - 2, hi + 2] of the 3x3 neighbourhood of (x, y) in q. */
 static int within(const pixels_t *q, const uint8_t *p, Py_ssize_t x, Py_ssize_t y, Py_ssize_t w,
@@ -167,6 +171,95 @@ static inline int inside(const int16_t *p, const int16_t *lo, const int16_t *hi,
         if (p[c] < lo[c] - tolerance || p[c] > hi[c] + tolerance) return 0;
     return 1;
 }
+
+PyObject *vfa_ranges(PyObject *self, PyObject *args) {
+    PyObject *area_obj, *lo_obj, *hi_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &area_obj, &lo_obj, &hi_obj)) return NULL;
+    Py_buffer va, vl, vh;
+    if (get_area(area_obj, &va, "area") < 0) return NULL;
+    if (get_area(lo_obj, &vl, "lo") < 0) goto fail_a;
+    if (get_area(hi_obj, &vh, "hi") < 0) goto fail_l;
+    PyObject *result = NULL;
+    const Py_ssize_t h = va.shape[0], w = va.shape[1];
+    if (vl.readonly || vh.readonly || vl.shape[0] != h || vl.shape[1] != w || vh.shape[0] != h ||
+        vh.shape[1] != w) {
+        PyErr_SetString(PyExc_ValueError, "lo and hi must be writable and of the area's size");
+        goto done;
+    }
+    const int16_t *a = va.buf;
+    int16_t *lo = vl.buf, *hi = vh.buf;
+    Py_BEGIN_ALLOW_THREADS
+    /* Along each row first (edges repeated), into lo and hi; then down the columns, a row of
+     * the row-wise ranges at a time, into the same arrays from a copy of the rows above. */
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const int16_t *row = a + y * w * 3;
+        int16_t *l = lo + y * w * 3, *u = hi + y * w * 3;
+        for (Py_ssize_t x = 0; x < w; x++) {
+            const int16_t *left = row + (x > 0 ? x - 1 : 0) * 3, *mid = row + x * 3;
+            const int16_t *right = row + (x < w - 1 ? x + 1 : x) * 3;
+            for (int c = 0; c < 3; c++) {
+                int16_t m = mid[c], n = mid[c];
+                if (left[c] < m) m = left[c];
+                if (right[c] < m) m = right[c];
+                if (left[c] > n) n = left[c];
+                if (right[c] > n) n = right[c];
+                l[x * 3 + c] = m;
+                u[x * 3 + c] = n;
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    const size_t row_len = (size_t)w * 3;
+    int16_t *prev = malloc(sizeof(int16_t) * 4 * (row_len ? row_len : 1));
+    if (!prev) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int16_t *prev_lo = prev, *prev_hi = prev + row_len, *cur_lo = prev + 2 * row_len,
+            *cur_hi = prev + 3 * row_len;
+    Py_BEGIN_ALLOW_THREADS
+    memcpy(prev_lo, lo, row_len * sizeof(int16_t));
+    memcpy(prev_hi, hi, row_len * sizeof(int16_t));
+    for (Py_ssize_t y = 0; y < h; y++) {
+        int16_t *l = lo + y * row_len, *u = hi + y * row_len;
+        const int16_t *nl = lo + (y < h - 1 ? y + 1 : y) * row_len;
+        const int16_t *nu = hi + (y < h - 1 ? y + 1 : y) * row_len;
+        memcpy(cur_lo, l, row_len * sizeof(int16_t));
+        memcpy(cur_hi, u, row_len * sizeof(int16_t));
+        for (size_t i = 0; i < row_len; i++) {
+            int16_t m = cur_lo[i], n = cur_hi[i];
+            if (prev_lo[i] < m) m = prev_lo[i];
+            if (nl[i] < m) m = nl[i];
+            if (prev_hi[i] > n) n = prev_hi[i];
+            if (nu[i] > n) n = nu[i];
+            l[i] = m;
+            u[i] = n;
+        }
+        int16_t *swap = prev_lo;
+        prev_lo = cur_lo;
+        cur_lo = swap;
+        swap = prev_hi;
+        prev_hi = cur_hi;
+        cur_hi = swap;
+    }
+    Py_END_ALLOW_THREADS
+    free(prev);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&vh);
+fail_l:
+    PyBuffer_Release(&vl);
+fail_a:
+    PyBuffer_Release(&va);
+    return result;
+}
+
+VFA_DOC(vfa_ranges_doc,
+        "ranges(area, lo, hi)\n\n"
+        "Write into lo and hi (int16, the shape of area: (height, width, 3), C-contiguous) the\n"
+        "lowest and highest value of each pixel's 3x3 neighbourhood in area, channel by channel,\n"
+        "the area's edges repeated.");
 
 PyObject *vfa_fits(PyObject *self, PyObject *args) {
     PyObject *objs[6], *ys_obj, *xs_obj, *ok_obj;

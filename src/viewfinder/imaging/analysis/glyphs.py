@@ -175,12 +175,6 @@ def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float
 
 def _envelope(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each pixel's 3x3 neighbourhood's lowest and highest value, channel by channel."""
-    h, w = area.shape[:2]
-    padded = np.pad(area, ((1, 1), (1, 1), (0, 0)), mode="edge")
-    lo, hi = area.copy(), area.copy()
-    for dy in range(3):
-        for dx in range(3):
-            near = padded[dy : dy + h, dx : dx + w]
-            np.minimum(lo, near, out=lo)
-            np.maximum(hi, near, out=hi)
+    lo, hi = np.empty_like(area), np.empty_like(area)
+    _analysis.ranges(area, lo, hi)
     return lo, hi
