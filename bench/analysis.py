@@ -1,6 +1,6 @@
 """Change-analysis benchmark: how well the analysis tells noise from change, names kinds and
 finds move vectors on the labelled corpora of tests/analysis_corpus.py and
-tests/style_corpus.py (three page styles, scales 1 and 2, light and dark), what odiff and
+tests/style_corpus.py (four page styles, scales 1 and 2, light and dark), what odiff and
 pixelmatch say about the same pairs, and what the analysis costs on 1280x800 pairs and on the
 style corpus's pairs.
 

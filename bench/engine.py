@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def style_pairs() -> list[Pair]:
-    """The style corpus's changed pairs (tests/style_corpus.py: three page styles at device
+    """The style corpus's changed pairs (tests/style_corpus.py: four page styles at device
     scales 1 and 2, light and dark), where the analysis has the most to explain."""
     pairs = []
     for p in style_corpus.ensure():

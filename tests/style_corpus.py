@@ -1,4 +1,4 @@
-"""The style corpus: labelled pairs of pages in three styles (tests/style_pages.py), at device
+"""The style corpus: labelled pairs of pages in four styles (tests/style_pages.py), at device
 scales 1 and 2, in light and dark, so that a rule tuned to one page fails on another.
 
 Every base (style x scale x theme) gets the same variants, each with a label that comes from

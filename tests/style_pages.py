@@ -1,7 +1,8 @@
-"""Three pages of different styles for the style corpus (tests/style_corpus.py): a
-documentation article in a serif face, a shop's product grid and an admin console with a
-sidebar and a table. Each follows the browser's colour scheme (light or dark) and marks the
-elements the corpus changes:
+"""Four pages of different styles for the style corpus (tests/style_corpus.py): a
+documentation article in a serif face, a shop's product grid, an admin console with a
+sidebar and a table, and a product's landing page (a dark top bar, a centred serif headline
+and a pill button, three feature columns). Each follows the browser's colour scheme (light
+or dark) and marks the elements the corpus changes:
 
 - ``text``: a paragraph whose glyphs the noise variants re-rasterise;
 - ``card``: a large panel on a pale (or, in dark, a deep) background the tint variants recolour;
@@ -36,6 +37,10 @@ THEMES = {
         "light": ("#0f172a", "#475569", "#f8fafc", "#eef2ff", "#cbd5e1", "#4f46e5"),
         "dark": ("#e2e8f0", "#94a3b8", "#0b1120", "#172033", "#1e293b", "#818cf8"),
     },
+    "landing": {
+        "light": ("#1a1a2e", "#5c5f77", "#fdfcfb", "#f3f0ff", "#e2e0ea", "#7c3aed"),
+        "dark": ("#ecebf3", "#a09fb5", "#121019", "#1d1a2b", "#2e2a40", "#a78bfa"),
+    },
 }
 # The tint variant's card colour: a faint shift a person sees side by side, each pixel's delta
 # under the comparison's colour threshold.
@@ -43,6 +48,7 @@ TINTS = {
     "docs": {"light": "#eef6f0", "dark": "#1b2a2e"},
     "shop": {"light": "#fdf2f8", "dark": "#2b2430"},
     "admin": {"light": "#f0f9ff", "dark": "#14243a"},
+    "landing": {"light": "#eef4ff", "dark": "#1a2030"},
 }
 
 
@@ -151,15 +157,49 @@ issued on the first of the month and can be exported from Billing.</p>
 </table>
 </main></body></html>"""
 
-TEMPLATES = {"docs": DOCS, "shop": SHOP, "admin": ADMIN}
+LANDING = """<!doctype html><html><head><meta charset="utf-8"><style>
+VARS
+body { margin: 0; background: var(--page); color: var(--ink);
+  font: 15px/1.55 "Liberation Sans", "DejaVu Sans", sans-serif; }
+.top { display: flex; align-items: center; gap: 18px; padding: 12px 32px;
+  background: var(--ink); color: var(--page); font-size: 13px; }
+.top b { font-size: 16px; margin-right: auto; letter-spacing: 0.5px; }
+.hero { text-align: center; padding: 24px 32px 8px; }
+.hero h1 { font: 700 30px/1.2 "DejaVu Serif", serif; margin: 0 0 10px; }
+.pill { display: inline-block; background: var(--accent); color: var(--page);
+  border-radius: 999px; padding: 7px 18px; font-weight: bold; font-size: 13px; }
+.body { padding: 4px 32px 0; }
+.features { display: flex; gap: 24px; }
+.features div { flex: 1; border-top: 3px solid var(--accent); padding-top: 6px;
+  font-size: 13px; }
+.muted { color: var(--muted); font-size: 13px; }
+[data-t="card"] { background: var(--card); border-left: 4px solid var(--accent);
+  padding: 12px 16px; margin: 14px 0; height: 60px; font-style: italic; }
+</style></head><body>
+<div class="top"><b>Lumen</b><span>Product</span><span>Pricing</span><span>Sign in</span></div>
+<div class="hero"><h1>Ship screens you can trust</h1>
+<span class="pill">Start a free trial</span></div>
+<div class="body">
+<p data-t="text">Every pull request gets a CHANGE_ME_WORD review of what changed on screen,
+so the team can approve a release in minutes instead of combing through pages by hand.</p>
+<div class="features"><div><b>Compare ICON</b><br>Pixel and layout changes, side by side.</div>
+<div><b>Discuss</b><br>Threads on any change, resolved in place.</div>
+<div><b>Approve</b><br>One click, recorded with the build.</div></div>
+<div data-t="card">"We caught a broken checkout before our customers did."</div>
+<p>Trusted by <span data-t="digit">1,284</span> teams in 40 countries.</p>
+<div class="muted" data-t="line">No card needed to start</div>
+</div></body></html>"""
+
+TEMPLATES = {"docs": DOCS, "shop": SHOP, "admin": ADMIN, "landing": LANDING}
 # The word in each page's ``text`` paragraph that the text variants edit.
-WORDS = {"docs": "predicted", "shop": "outdoor", "admin": "refreshed"}
+WORDS = {"docs": "predicted", "shop": "outdoor", "admin": "refreshed", "landing": "visual"}
 # Each page's content column pushed 10 CSS px right: the sidebar widened, or the margin beside
 # the column grown. Its text wraps again to the new width and the grid's columns narrow.
 COLUMN_PUSHED = {
     "docs": "main { padding-left: 50px !important; }",
     "shop": ".wrap { padding-left: 38px !important; }",
     "admin": "aside { width: 160px !important; }",
+    "landing": ".body { padding-left: 42px !important; }",
 }
 
 

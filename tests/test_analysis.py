@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,8 +15,9 @@ from tests import analysis_corpus
 from viewfinder.imaging import compare, png
 from viewfinder.imaging.analysis import Signal, wording
 from viewfinder.imaging.analysis.candidates import Translations
-from viewfinder.imaging.analysis.model import pixels_of
+from viewfinder.imaging.analysis.model import Change, pixels_of
 from viewfinder.imaging.analysis.moves import find_move
+from viewfinder.imaging.analysis.verdict import conclude
 
 
 @pytest.fixture(scope="session")
@@ -258,3 +260,17 @@ def test_pixels_of_answers_as_np_nonzero_does() -> None:
         ys, xs = pixels_of(view)
         expected = np.nonzero(view)
         assert np.array_equal(ys, expected[0]) and np.array_equal(xs, expected[1])
+
+
+def test_content_that_grew_and_pushed_the_rest_down_is_a_content_change() -> None:
+    # Text set larger at the top pushed three blocks down: more pixels moved than changed, but
+    # what a person reads first is the text. Without the text it is a layout shift; with the
+    # text below what moved, the moves are no push of it.
+    text = Change(40, 100, 500, 60, "content", 9000, region=0)
+    moved = [
+        Change(40, 180 + 80 * i, 500, 60, "move", 12000, 0, 10, region=i + 1) for i in range(3)
+    ]
+    assert conclude([text, *moved], 640, 560, 358400, 45000).kind == "content"
+    assert conclude(moved, 640, 560, 358400, 36000).kind == "layout_shift"
+    below = replace(text, y=500)
+    assert conclude([below, *moved], 640, 560, 358400, 45000).kind == "layout_shift"

@@ -1,4 +1,4 @@
-"""Change analysis on the style corpus (tests/style_corpus.py): pages of three styles at
+"""Change analysis on the style corpus (tests/style_corpus.py): pages of four styles at
 device scales 1 and 2, light and dark, each with the same labelled variants. A rule tuned to
 one page fails here on another. Compared as the server does by default, noise ignored."""
 
@@ -39,11 +39,11 @@ def of(results: list[Result], *variants: str) -> list[Result]:
     return [(p, r) for p, r in results if p["variant"] in variants]
 
 
-def test_every_class_is_on_three_styles_at_both_scales_in_light_and_dark(
+def test_every_class_is_on_four_styles_at_both_scales_in_light_and_dark(
     corpus: list[dict[str, Any]],
 ) -> None:
     bases = Counter((p["style"], p["scale"], p["theme"]) for p in corpus)
-    assert len(bases) == 3 * 2 * 2
+    assert len(bases) == 4 * 2 * 2
     assert len(set(bases.values())) == 1, "every base has every variant"
     kinds = {p["kind"] for p in corpus}
     assert kinds == {"noise", "content", "color", "layout_shift"}

@@ -51,6 +51,8 @@ def conclude(
     total = sum(weight.values())
     top = max(weight, key=lambda k: weight[k])
     kind: Kind = KIND_OF[top] if weight[top] >= 0.8 * total else "content"
+    if kind == "layout_shift" and _pushed_by_content(real):
+        kind = "content"
     reasoning = wording.reasoning(real, [c for c in changes if c.kind == "noise"], width, height)
     verdict: Verdict = "likely_intended"
     confidence = CONFIDENCE[kind]
@@ -93,6 +95,18 @@ def settle(changes: list[Change]) -> list[Change]:
         else:
             settled.append(c)
     return settled
+
+
+def _pushed_by_content(real: list[Change]) -> bool:
+    """Content changed in place above everything that moved, and everything that moved went
+    straight down: the change grew and pushed the rest (text set a size larger, a line wrapped
+    onto another). What a person reads first is the content change, however many pixels the
+    push moved. (Content inserted whole, as tall as the move, is the layout shift it caused.)"""
+    moves = [c for c in real if c.kind == "move"]
+    edited = [c for c in real if c.kind == "content" and c.signal is None]
+    if not moves or not edited or any(c.dx or (c.dy or 0) <= 0 for c in moves):
+        return False
+    return max(c.y + c.height for c in edited) <= min(c.y for c in moves)
 
 
 def _regression(real: list[Change], width: int, height: int) -> tuple[str, str] | None:
