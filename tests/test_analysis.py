@@ -274,3 +274,18 @@ def test_content_that_grew_and_pushed_the_rest_down_is_a_content_change() -> Non
     assert conclude(moved, 640, 560, 358400, 36000).kind == "layout_shift"
     below = replace(text, y=500)
     assert conclude([below, *moved], 640, 560, 358400, 45000).kind == "layout_shift"
+
+
+def test_a_pale_block_moved_sideways_is_one_move_with_the_fill_it_carried() -> None:
+    # Its fill is too close to the page to have an edge, so the strips it uncovered and covered
+    # look like a flat area recoloured; the move found for its text explains them both ways.
+    base = np.full((120, 400, 3), 255, np.uint8)
+    base[20:100, 30:330] = (236, 232, 250)
+    for i in range(5):
+        base[30 + 14 * i : 38 + 14 * i, 40:140] = (40, 40, 60)
+        base[32 + 14 * i, 42:138:9] = (236, 232, 250)
+    cand = np.full_like(base, 255)
+    cand[:, 20:] = base[:, :-20]
+    analysis = analysis_of(base, cand).analysis
+    assert analysis.kind == "layout_shift", analysis.changes
+    assert {(c.kind, c.dx, c.dy) for c in analysis.changes} == {("move", 20, 0)}

@@ -34,6 +34,7 @@ from viewfinder.imaging.analysis.moves import (
     find_move,
     known_move,
     overlapping,
+    swept,
 )
 from viewfinder.imaging.analysis.noise import is_noise
 from viewfinder.imaging.analysis.signals import Signal
@@ -129,7 +130,11 @@ def examine(
         return [Change(x, y, w, h, "noise", count)]
     if one_fill(a, b, changed, box) and same_shapes(a, b, box) and recoloured(a, b, box, changed):
         # A fill that went from one colour to another, edges in place: nothing moved it (and
-        # looking for a move over a plain area costs as much as the rest of the comparison).
+        # looking for a move over a plain area costs as much as the rest of the comparison),
+        # unless it is the fill of a pale block a move found elsewhere carried.
+        if (carried := swept(a, b, changed, box, known)) is not None:
+            view[changed] = _native.LABEL_MOVED
+            return [Change(x, y, w, h, "move", count, *carried)]
         return [Change(x, y, w, h, "color", count)]
     if candidates is None:
         # Computed when first needed, and shared with the region's parts (their windows lie

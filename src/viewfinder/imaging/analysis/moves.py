@@ -215,6 +215,29 @@ def known_move(
     return _known(a, b, ys + box[1], xs + box[0], far)
 
 
+def swept(
+    a: np.ndarray,
+    b: np.ndarray,
+    changed: np.ndarray,
+    box: Box,
+    known: tuple[tuple[int, int], ...],
+) -> tuple[int, int] | None:
+    """The first of the moves found elsewhere in the pair that explains a plain region both
+    ways (MOVE_EXPLAINED of its changed pixels where the content arrived and where it left): a
+    block's own fill carried over background, its edge too faint to count as one. Flat colour
+    matches flat colour anywhere, so only a move already found for content says so."""
+    if not known:
+        return None
+    ys, xs = pixels_of(changed)
+    ys += box[1]
+    xs += box[0]
+    for d in known:
+        found = explained_share(a, b, ys, xs, *d)
+        if found.share >= MOVE_EXPLAINED and found.left_share >= MOVE_EXPLAINED:
+            return d
+    return None
+
+
 def _known(
     a: np.ndarray,
     b: np.ndarray,
