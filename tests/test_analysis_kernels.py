@@ -98,15 +98,16 @@ def test_motion_residual_finds_a_sub_pixel_shift_and_explains_it() -> None:
 
     a, b = pattern(0), pattern(0.3)
     box = (8, 8, 56, 56)
-    residual, motion = _analysis.motion_residual(a, b, (10, 5, 74, 69), box, box, 0.03)
+    residual, motion, unmoved = _analysis.motion_residual(a, b, (10, 5, 74, 69), box, box, 0.03)
     assert motion == pytest.approx(0.3, abs=0.05)
     planes = [np.empty((64, 64, 3), np.float32) for _ in "ab"]
     for image, plane in zip((a, b), planes, strict=True):
         _analysis.blur(image, 10, 5, plane)
     uncompensated = np.abs(planes[1] - planes[0])[8:56, 8:56].max()
     assert residual < uncompensated / 4
+    assert unmoved == pytest.approx(uncompensated, abs=1e-3)  # what is left with no motion
     # Nothing moved: no motion, and the residual is what differs.
-    assert _analysis.motion_residual(a, a, (10, 5, 74, 69), box, box, 0.03) == (0.0, 0.0)
+    assert _analysis.motion_residual(a, a, (10, 5, 74, 69), box, box, 0.03) == (0.0, 0.0, 0.0)
 
 
 def test_motion_residual_refuses_boxes_outside_their_window() -> None:
@@ -208,7 +209,14 @@ def test_scores_refuse_pixels_outside_the_image_and_mismatched_lengths() -> None
 
 
 def reference_flips(
-    a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, share: float, contrast: float
+    a: np.ndarray,
+    b: np.ndarray,
+    mask: np.ndarray,
+    x: int,
+    y: int,
+    share: float,
+    contrast: float,
+    plain: float,
 ) -> int:
     height, width = a.shape[:2]
     ys, xs = np.nonzero(mask)
@@ -225,7 +233,10 @@ def reference_flips(
     ]
     span = np.max(near, axis=0) - np.min(near, axis=0)
     moved = np.abs(luma(b, ys, xs) - luma(a, ys, xs))
-    return int(((moved >= share * span) & (span >= contrast)).sum())
+    crossed = (moved >= share * span) & (span >= contrast)
+    inner = (ys >= 2) & (ys < height - 2) & (xs >= 2) & (xs < width - 2)
+    drawn = (moved >= plain) & (2 * span < moved) & inner
+    return int((crossed | drawn).sum())
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -238,14 +249,33 @@ def test_flips_count_pixels_that_crossed_their_neighbourhood(seed: int) -> None:
     b[rng.random((30, 40)) < 0.1, :3] = 240
     b[rng.random((30, 40)) < 0.1, :3] = 20
     mask = (a != b).any(axis=2)[2:28, 0:40]
-    expected = reference_flips(a, b, mask, 0, 2, 0.8, 64.0)
+    expected = reference_flips(a, b, mask, 0, 2, 0.8, 64.0, 300.0)
     assert expected > 10
-    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 64.0, 10**6) == expected
-    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 64.0, 3) == 3  # counting stops at need
+    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 64.0, 300.0, 10**6) == expected
+    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 64.0, 300.0, 3) == 3  # counting stops at need
     # A faint change (under the contrast asked for) flips nothing.
-    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 255.0, 10**6) == 0
+    assert _analysis.flips(a, b, mask, 0, 2, 0.8, 255.0, 300.0, 10**6) == 0
     with pytest.raises(ValueError, match="outside"):
-        _analysis.flips(a, b, mask, 1, 2, 0.8, 64.0, 2)
+        _analysis.flips(a, b, mask, 1, 2, 0.8, 64.0, 300.0, 2)
+
+
+def test_a_stroke_drawn_on_a_plain_neighbourhood_flips_and_a_faint_one_does_not() -> None:
+    # A 1 px line 60 levels lighter than a dark page whose own range is about 11 levels.
+    a = np.full((20, 30, 3), (18, 16, 25), np.uint8)
+    a[10:, :] = (29, 26, 43)
+    b = a.copy()
+    b[9, 2:28] = (75, 85, 99)
+    mask = (a != b).any(axis=2)
+    expected = reference_flips(a, b, mask, 0, 0, 0.8, 64.0, 32.0)
+    assert expected == 26 == _analysis.flips(a, b, mask, 0, 0, 0.8, 64.0, 32.0, 10**6)
+    assert _analysis.flips(a, b, mask, 0, 0, 0.8, 64.0, 300.0, 10**6) == 0
+    b[9, 2:28] = (40, 38, 50)  # 20 levels: re-rasterisation could blend that much
+    assert _analysis.flips(a, b, mask, 0, 0, 0.8, 64.0, 32.0, 10**6) == 0
+    # At the image's edge a sub-pixel motion uncovers what lay beyond: no stroke drawn there.
+    b = a.copy()
+    b[5:9, 0:2] = (75, 85, 99)
+    edge = (a != b).any(axis=2)
+    assert _analysis.flips(a, b, edge, 0, 0, 0.8, 64.0, 32.0, 10**6) == 0
 
 
 @pytest.mark.parametrize("channels", [3, 4])

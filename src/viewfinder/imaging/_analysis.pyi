@@ -8,7 +8,7 @@ def motion_residual(
     inside: tuple[int, int, int, int],
     trimmed: tuple[int, int, int, int],
     still: float,
-) -> tuple[float, float]: ...
+) -> tuple[float, float, float]: ...
 def envelope(
     a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, skip_edges: bool
 ) -> bool: ...
@@ -51,6 +51,7 @@ def flips(
     y: int,
     share: float,
     contrast: float,
+    plain: float,
     need: int,
 ) -> int: ...
 def spread(src: np.ndarray, x: int, y: int, w: int, h: int) -> float: ...

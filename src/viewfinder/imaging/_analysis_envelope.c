@@ -105,16 +105,16 @@ static inline float luma(const uint8_t *p) { return 0.299f * p[0] + 0.587f * p[1
 PyObject *vfa_flips(PyObject *self, PyObject *args) {
     PyObject *a_obj, *b_obj, *mask_obj;
     Py_ssize_t bx, by, need;
-    double share, contrast;
-    if (!PyArg_ParseTuple(args, "OOOnnddn", &a_obj, &b_obj, &mask_obj, &bx, &by, &share,
-                          &contrast, &need))
+    double share, contrast, plain;
+    if (!PyArg_ParseTuple(args, "OOOnndddn", &a_obj, &b_obj, &mask_obj, &bx, &by, &share,
+                          &contrast, &plain, &need))
         return NULL;
     placed_t p;
     if (vfa_get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
     const pixels_t a = p.a, b = p.b;
     const Py_buffer vm = p.vm;
     const Py_ssize_t w = p.w, h = p.h;
-    const float part = (float)share, least = (float)contrast;
+    const float part = (float)share, least = (float)contrast, drawn = (float)plain;
     Py_ssize_t found = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; found < need && r < vm.shape[0]; r++) {
@@ -136,7 +136,12 @@ PyObject *vfa_flips(PyObject *self, PyObject *args) {
             const float la = luma(a.data + y * a.stride + x * a.channels);
             const float lb = luma(b.data + y * b.stride + x * b.channels);
             const float moved = lb > la ? lb - la : la - lb;
-            found += span >= least && moved >= part * span;
+            /* Across most of a contrasty neighbourhood's range, or a stroke drawn on a plain
+             * one: a change no re-rasterisation of the base's neighbourhood makes. (Not at
+             * the image's own edges, where a sub-pixel motion uncovers what lay beyond.) */
+            const int inner = x >= 2 && y >= 2 && x < w - 2 && y < h - 2;
+            found += (span >= least && moved >= part * span) ||
+                     (inner && moved >= drawn && span * 2 < moved);
         }
     }
     Py_END_ALLOW_THREADS
@@ -145,10 +150,11 @@ PyObject *vfa_flips(PyObject *self, PyObject *args) {
 }
 
 VFA_DOC(vfa_flips_doc,
-        "flips(a, b, mask, x, y, share, contrast, need) -> int\n\n"
+        "flips(a, b, mask, x, y, share, contrast, plain, need) -> int\n\n"
         "Count the pixels set in mask (placed at (x, y)) whose luma changed from a to b by at\n"
         "least share of the luma range of a's 3x3 neighbourhood, where that range is at least\n"
-        "contrast; counting stops at need.");
+        "contrast, or (2 px or more inside the image) by at least plain and more than twice\n"
+        "that range; counting stops at need.");
 
 /* ---- fits ---------------------------------------------------------------------------------- */
 

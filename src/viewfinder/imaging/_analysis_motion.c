@@ -223,7 +223,7 @@ static int parse_box(PyObject *obj, box_t *box, Py_ssize_t w, Py_ssize_t h, cons
  * page-sized plane is ever allocated for a handful of small regions. */
 static int window_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t iw, Py_ssize_t ih,
                            box_t win, box_t inside, box_t trimmed, double still, float *worst,
-                           double *motion) {
+                           double *motion, float *unmoved) {
     const Py_ssize_t ex0 = win.x0 >= 2 ? win.x0 - 2 : 0, ey0 = win.y0 >= 2 ? win.y0 - 2 : 0;
     const Py_ssize_t ex1 = win.x1 + 2 <= iw ? win.x1 + 2 : iw;
     const Py_ssize_t ey1 = win.y1 + 2 <= ih ? win.y1 + 2 : ih;
@@ -251,6 +251,7 @@ static int window_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t iw, 
             *motion = hypot(tx, ty);
         }
         *worst = residual_in(&wa, &wb, tx, ty, *motion >= still ? trimmed : inside);
+        *unmoved = *motion >= still ? residual_in(&wa, &wb, 0, 0, inside) : *worst;
     }
     free(planes);
     free(buf.padded);
@@ -280,24 +281,24 @@ PyObject *vfa_motion_residual(PyObject *self, PyObject *args) {
     }
     if (parse_box(win_obj, &win, va.shape[1], va.shape[0], "window", "image") < 0) goto done;
     if (win.x1 == win.x0 || win.y1 == win.y0) {
-        result = Py_BuildValue("dd", 0.0, 0.0);
+        result = Py_BuildValue("ddd", 0.0, 0.0, 0.0);
         goto done;
     }
     if (parse_box(inside_obj, &inside, win.x1 - win.x0, win.y1 - win.y0, "inside", "window") < 0 ||
         parse_box(trimmed_obj, &trimmed, win.x1 - win.x0, win.y1 - win.y0, "trimmed", "window") < 0)
         goto done;
-    float worst = 0;
+    float worst = 0, unmoved = 0;
     double motion = 0;
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = window_residual(&a, &b, va.shape[1], va.shape[0], win, inside, trimmed, still, &worst,
-                         &motion);
+                         &motion, &unmoved);
     Py_END_ALLOW_THREADS
     if (!ok) {
         PyErr_NoMemory();
         goto done;
     }
-    result = Py_BuildValue("dd", (double)worst, motion);
+    result = Py_BuildValue("ddd", (double)worst, motion, (double)unmoved);
 done:
     PyBuffer_Release(&va);
     PyBuffer_Release(&vb);
@@ -305,9 +306,11 @@ done:
 }
 
 VFA_DOC(vfa_motion_residual_doc,
-             "motion_residual(a, b, window, inside, trimmed, still) -> (residual, motion)\n\n"
+             "motion_residual(a, b, window, inside, trimmed, still) -> (residual, motion,\n"
+             "unmoved)\n\n"
              "a, b: images of one shape (uint8, (H, W, 3|4)). Blurs both over `window`\n"
              "(x0, y0, x1, y1) like blur(), estimates the sub-pixel translation of b against a\n"
              "over the window, and returns the largest per-channel difference left inside\n"
              "`inside` (window-relative), or inside `trimmed` when the motion is `still` px or\n"
-             "more, with the motion's length in px.");
+             "more, with the motion's length in px, and the largest difference left inside\n"
+             "`inside` with no motion (the residual again when the motion is under `still`).");

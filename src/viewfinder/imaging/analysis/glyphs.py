@@ -169,7 +169,9 @@ def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float
     wb = np.ascontiguousarray(b[y0:y1, x0:x1])
     wa = np.ascontiguousarray(a[y0 - dy : y1 - dy, x0 - dx : x1 - dx])
     inside = (x - x0, y - y0, x - x0 + w, y - y0 + h)
-    residual, _ = _analysis.motion_residual(wa, wb, (0, 0, x1 - x0, y1 - y0), inside, inside, STILL)
+    residual, _, _ = _analysis.motion_residual(
+        wa, wb, (0, 0, x1 - x0, y1 - y0), inside, inside, STILL
+    )
     return float(residual)
 
 

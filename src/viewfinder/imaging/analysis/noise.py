@@ -21,11 +21,13 @@ STILL = 0.03  # px of estimated motion below which a region is taken as not movi
 FLIP_STILL = 0.15  # px of motion below which no pixel can flip from dark to light
 FLIP = 0.8  # share of the neighbourhood's range a pixel changes by to have flipped
 FLIP_CONTRAST = 64.0  # luma range of a neighbourhood with a stroke in it
+FLIP_PLAIN = 32.0  # luma change of a stroke drawn on a plain neighbourhood (twice its range)
 FLIPS = 2  # flipped pixels that make a region content
 
 
-def noise_residual(a: np.ndarray, b: np.ndarray, box: Box) -> tuple[float, float]:
-    """(largest residual inside the box after motion compensation, motion in px)."""
+def noise_residual(a: np.ndarray, b: np.ndarray, box: Box) -> tuple[float, float, float]:
+    """(largest residual inside the box after motion compensation, motion in px, largest
+    residual inside the box with no motion)."""
     height, width = a.shape[:2]
     area = window(box, PAD, width, height)
     x0, y0 = area[:2]
@@ -40,8 +42,7 @@ def noise_residual(a: np.ndarray, b: np.ndarray, box: Box) -> tuple[float, float
         max(min(x + bw, width - 2), left) - x0,
         max(min(y + bh, height - 2), top) - y0,
     )
-    residual, motion = _analysis.motion_residual(a, b, area, inside, trimmed, STILL)
-    return residual, motion
+    return _analysis.motion_residual(a, b, area, inside, trimmed, STILL)
 
 
 def in_envelope(
@@ -58,10 +59,14 @@ def is_noise(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> boo
     # by the strict one, so it can go first whatever the motion turns out to be.
     if not in_envelope(a, b, changed, box, skip_edges=True):
         return False
-    residual, motion = noise_residual(a, b, box)
+    residual, motion, unmoved = noise_residual(a, b, box)
     if residual > (NOISE_STILL if motion < STILL else NOISE_MOVING):
         return False
-    if motion < FLIP_STILL and flipped(a, b, changed, box):
+    # A motion that leaves as much as no motion does explains nothing (a faint line drawn
+    # beside a box's edge looks to the estimate like the edge moving): strokes that appeared
+    # are then a change, as they are where nothing moved.
+    explains = residual < unmoved
+    if (motion < FLIP_STILL or not explains) and flipped(a, b, changed, box):
         return False
     return motion >= STILL or in_envelope(a, b, changed, box, skip_edges=False)
 
@@ -71,5 +76,5 @@ def flipped(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool
     stroke drawn where there was none, inside a glyph): a content change. Re-rasterisation
     a fraction of a pixel off changes a pixel by that fraction of the contrast around it; where
     the motion is next to none, no pixel flips."""
-    found = _analysis.flips(a, b, changed, box[0], box[1], FLIP, FLIP_CONTRAST, FLIPS)
+    found = _analysis.flips(a, b, changed, box[0], box[1], FLIP, FLIP_CONTRAST, FLIP_PLAIN, FLIPS)
     return found >= FLIPS
