@@ -73,8 +73,9 @@ def is_noise(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> boo
 
 def flipped(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
     """Some changed pixels went from one end of their neighbourhood's range to the other (a
-    stroke drawn where there was none, inside a glyph): a content change. Re-rasterisation
-    a fraction of a pixel off changes a pixel by that fraction of the contrast around it; where
-    the motion is next to none, no pixel flips."""
+    stroke drawn where there was none, inside a glyph), or changed by far more than their
+    plain neighbourhood's range (a faint 1 px outline drawn around a box on a dark page): a
+    content change. Re-rasterisation a fraction of a pixel off changes a pixel by that
+    fraction of the contrast around it; where the motion is next to none, no pixel flips."""
     found = _analysis.flips(a, b, changed, box[0], box[1], FLIP, FLIP_CONTRAST, FLIP_PLAIN, FLIPS)
     return found >= FLIPS
