@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from tests import analysis_corpus
-from viewfinder.imaging import compare, png
+from viewfinder.imaging import _native, compare, png
 from viewfinder.imaging.analysis import Signal, wording
 from viewfinder.imaging.analysis.candidates import Translations
+from viewfinder.imaging.analysis.examine import MAX_ANALYSED, analyze
 from viewfinder.imaging.analysis.model import Change, pixels_of
 from viewfinder.imaging.analysis.moves import find_move
 from viewfinder.imaging.analysis.verdict import conclude
@@ -242,14 +243,27 @@ def test_a_size_change_notes_both_sizes() -> None:
 
 
 def test_regions_beyond_those_examined_are_noted_as_not_examined() -> None:
-    base = np.full((300, 440, 3), 250, np.uint8)
+    # compare() lists at most MAX_ANALYSED regions, so they are handed to analyze() directly.
+    base = np.full((440, 440, 3), 250, np.uint8)
     cand = base.copy()
-    for i in range(70):  # squares far enough apart to be regions of their own
-        y, x = 10 + (i // 10) * 40, 10 + (i % 10) * 42
-        cand[y : y + 4 + i % 5, x : x + 6] = 20
-    analysis = analysis_of(base, cand).analysis
+    regions = []
+    for i in range(MAX_ANALYSED + 10):  # squares apart from each other
+        y, x = 10 + (i // 20) * 20, 10 + (i % 20) * 21
+        h = 4 + i % 5
+        cand[y : y + h, x : x + 6] = 20
+        regions.append((x, y, 6, h, 6 * h))
+    labels = np.where((base != cand).any(axis=2), _native.LABEL_CHANGED, _native.LABEL_SAME)
+    changed = sum(r[4] for r in regions)
+    analysis = analyze(
+        base,
+        cand,
+        labels.astype(np.uint8),
+        regions,
+        compared_pixels=440 * 440,
+        changed_pixels=changed,
+    )
     skipped = [c for c in analysis.changes if c.signal is Signal.NOT_EXAMINED]
-    assert len(analysis.changes) == 70 and len(skipped) == 70 - 64
+    assert len(analysis.changes) == MAX_ANALYSED + 10 and len(skipped) == 10
     assert {c.to_dict()["note"] for c in skipped} == {"not examined"}
 
 

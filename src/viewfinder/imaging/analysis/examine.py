@@ -45,7 +45,9 @@ LEFT_SHARE = 0.3  # of a move's pixels: how much must have changed where they ca
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
 MAX_PARTS = 12  # parts of a region examined one by one
 EDGE_PAD = 32  # px around a region where a box's edge would show it is not bare text
-MAX_ANALYSED = 64  # regions examined in detail; the rest are summarised by size
+# Regions examined in detail, as many as compare() lists (a page drawn again a fraction of a
+# pixel off at scale 2 comes to over a hundred); any beyond are summarised by size.
+MAX_ANALYSED = 200
 
 
 def analyze(
