@@ -303,3 +303,25 @@ def test_a_pale_block_moved_sideways_is_one_move_with_the_fill_it_carried() -> N
     analysis = analysis_of(base, cand).analysis
     assert analysis.kind == "layout_shift", analysis.changes
     assert {(c.kind, c.dx, c.dy) for c in analysis.changes} == {("move", 20, 0)}
+
+
+def test_a_pale_card_pushed_down_past_the_bottom_edge_is_part_of_the_move() -> None:
+    # A banner pushes text and a pale card down 40 px; the strip of the card's fill that now
+    # covers the page at the bottom left its place out of view, where it cannot be looked for.
+    def bars(img: np.ndarray, y: int, x: int, n: int, w: int = 120) -> None:
+        for i in range(n):
+            img[y + 12 * i : y + 12 * i + 7, x : x + w - 10 * (i % 3)] = 40
+            img[y + 12 * i + 3, x + 2 : x + w - 12 : 9] = 250
+
+    def shot(dy: int) -> np.ndarray:
+        img = np.full((600, 400, 3), 255, np.uint8)
+        img[:dy] = (30, 60, 120)
+        for y in (60, 140, 220):
+            bars(img, y + dy, 30, 3)
+        img[330 + dy : 530 + dy, 30:370] = (246, 246, 250)
+        bars(img, 340 + dy, 40, 2, 200)
+        return img
+
+    analysis = analysis_of(shot(0), shot(40)).analysis
+    assert analysis.summary == "Content inserted at the top; content moved down 40 px."
+    assert {c.kind for c in analysis.changes} == {"content", "move"}

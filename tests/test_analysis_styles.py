@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from playwright.sync_api import sync_playwright
 
-from tests import analysis_corpus, style_corpus
+from tests import analysis_corpus, style_corpus, style_pages
+from tests.chromium import CHROMIUM, FLAGS
 from viewfinder.imaging import Comparison, compare, png
 from viewfinder.imaging.pixelmatch import pixelmatch
 
@@ -144,6 +146,24 @@ def test_a_column_pushed_sideways_is_one_layout_shift_of_the_distance_it_moved(
             c for c in analysis.changes if c.kind == "noise" and c.height >= 280 * pair["scale"]
         ]
         assert not tall, (pair["name"], tall)
+
+
+def test_a_tall_banner_at_scale_2_pushes_the_card_that_is_examined_before_its_move() -> None:
+    # The corpus's 40 px banner on the documentation page at scale 2: the card it pushes down is
+    # a larger region than any of the text that shows the 80 px move, so it is examined first,
+    # before the move is known, and again once it is.
+    _, script, _ = analysis_corpus.VARIANTS["banner_top"]
+    html = style_pages.page("docs")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(FLAGS))
+        context = browser.new_context(viewport={"width": 800, "height": 600}, device_scale_factor=2)
+        tab = context.new_page()
+        base, candidate = style_corpus.shoot(tab, html, ""), style_corpus.shoot(tab, html, script)
+        browser.close()
+    analysis = compare(base, candidate).analysis
+    assert analysis.summary == "Content inserted at the top; content moved down 80 px.", (
+        analysis.changes
+    )
 
 
 REGION_COUNT = re.compile(r"(?:changed in|from) (one|\d+) regions?\b")

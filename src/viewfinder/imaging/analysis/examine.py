@@ -90,10 +90,24 @@ def analyze(
         for x, y, w, h, n, i in skipped
     ]
     known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
-    for x, y, w, h, count, index in examined:
+    plain: list[tuple[int, int, int]] = []  # (place in changes, region, moves known then)
+    for number, (x, y, w, h, count, index) in enumerate(examined):
         found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
         known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
+        if len(found) == 1 and found[0].kind == "content" and found[0].signal is None:
+            plain.append((len(changes), number, len(known)))
         changes.extend(replace(c, region=index) for c in found)
+    # Regions are examined largest first, so a large one may come before the smaller ones that
+    # find the move it is part of (a card pushed down by a banner, the vector too long for its
+    # own surroundings to show where it came from). Plain content examined before a move was
+    # found is looked at again once, with every move the pair holds.
+    for at, number, seen in reversed(plain):
+        if seen == len(known):
+            continue
+        x, y, w, h, count, index = examined[number]
+        found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
+        if any(c.kind != "content" or c.signal is not None for c in found):
+            changes[at : at + 1] = [replace(c, region=index) for c in found]
     if len(changes) == 1 and changes[0].kind == "noise":
         changes = _nudged(a, b, labels, changes[0])
     return conclude(changes, width, height, compared_pixels, changed_pixels)

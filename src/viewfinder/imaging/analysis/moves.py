@@ -231,10 +231,15 @@ def swept(
     ys, xs = pixels_of(changed)
     ys += box[1]
     xs += box[0]
-    for d in known:
-        found = explained_share(a, b, ys, xs, *d)
-        if found.share >= MOVE_EXPLAINED and found.left_share >= MOVE_EXPLAINED:
-            return d
+    height, width = a.shape[:2]
+    for dx, dy in known:
+        found = explained_share(a, b, ys, xs, dx, dy)
+        # Where it left is looked for only inside the image: a block pushed down by the move
+        # goes out of view at the bottom edge.
+        stays = (ys + dy < height) & (ys + dy >= 0) & (xs + dx < width) & (xs + dx >= 0)
+        left = found.left[stays].mean() if stays.any() else 0.0
+        if found.share >= MOVE_EXPLAINED and left >= MOVE_EXPLAINED:
+            return dx, dy
     return None
 
 
