@@ -30,6 +30,30 @@ int vfa_get_pixels(PyObject *obj, Py_buffer *view, pixels_t *im, const char *nam
     return 0;
 }
 
+int vfa_get_pair(PyObject *a_obj, PyObject *b_obj, Py_buffer *va, Py_buffer *vb, pixels_t *a,
+                 pixels_t *b) {
+    if (vfa_get_pixels(a_obj, va, a, "a") < 0) return -1;
+    if (vfa_get_pixels(b_obj, vb, b, "b") < 0) {
+        PyBuffer_Release(va);
+        return -1;
+    }
+    if (va->shape[0] != vb->shape[0] || va->shape[1] != vb->shape[1]) {
+        PyErr_SetString(PyExc_ValueError, "a and b must be images of one width and height");
+        PyBuffer_Release(vb);
+        PyBuffer_Release(va);
+        return -1;
+    }
+    return 0;
+}
+
+int vfa_check_area(const Py_buffer *view, Py_ssize_t x, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h) {
+    if (x < 0 || y < 0 || w < 1 || h < 1 || x + w > view->shape[1] || y + h > view->shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "the area is empty or lies outside the image");
+        return -1;
+    }
+    return 0;
+}
+
 static PyMethodDef methods[] = {
     {"blur", vfa_blur, METH_VARARGS, vfa_blur_doc},
     {"motion_residual", vfa_motion_residual, METH_VARARGS, vfa_motion_residual_doc},

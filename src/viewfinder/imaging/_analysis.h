@@ -26,6 +26,14 @@ typedef struct {
  * viewed as `im`, or ValueError naming it and -1. */
 int vfa_get_pixels(PyObject *obj, Py_buffer *view, pixels_t *im, const char *name);
 
+/* Two such images a and b of one width and height, or ValueError and -1 with nothing held. */
+int vfa_get_pair(PyObject *a_obj, PyObject *b_obj, Py_buffer *va, Py_buffer *vb, pixels_t *a,
+                 pixels_t *b);
+
+/* Whether the area [x, x + w) x [y, y + h) is not empty and lies inside the image viewed by
+ * `view`: 0, or ValueError and -1. */
+int vfa_check_area(const Py_buffer *view, Py_ssize_t x, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h);
+
 /* Two images of one size and a bool mask placed at (x, y) inside them. */
 typedef struct {
     Py_buffer va, vb, vm;

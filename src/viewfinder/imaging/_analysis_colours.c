@@ -244,15 +244,10 @@ PyObject *vfa_edges(PyObject *self, PyObject *args) {
         return NULL;
     Py_buffer va, vb;
     pixels_t a, b;
-    if (vfa_get_pixels(a_obj, &va, &a, "a") < 0) return NULL;
-    if (vfa_get_pixels(b_obj, &vb, &b, "b") < 0) {
-        PyBuffer_Release(&va);
-        return NULL;
-    }
+    if (vfa_get_pair(a_obj, b_obj, &va, &vb, &a, &b) < 0) return NULL;
     PyObject *result = NULL;
-    if (vb.shape[0] != va.shape[0] || vb.shape[1] != va.shape[1] || x0 < 0 || y0 < 0 ||
-        x1 < x0 || y1 < y0 || x1 > va.shape[1] || y1 > va.shape[0]) {
-        PyErr_SetString(PyExc_ValueError, "the images differ in size or the area lies outside");
+    if (x0 < 0 || y0 < 0 || x1 < x0 || y1 < y0 || x1 > va.shape[1] || y1 > va.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "the area lies outside the images");
         goto done;
     }
     const Py_ssize_t w = x1 - x0, h = y1 - y0;
@@ -316,10 +311,7 @@ PyObject *vfa_colours(PyObject *self, PyObject *args) {
     pixels_t src;
     if (vfa_get_pixels(src_obj, &vs, &src, "src") < 0) return NULL;
     PyObject *result = NULL;
-    if (x0 < 0 || y0 < 0 || w < 1 || h < 1 || x0 + w > vs.shape[1] || y0 + h > vs.shape[0]) {
-        PyErr_SetString(PyExc_ValueError, "the area is empty or lies outside the image");
-        goto done;
-    }
+    if (vfa_check_area(&vs, x0, y0, w, h) < 0) goto done;
     const size_t n = (size_t)(w * h);
     uint32_t *scratch, *keys = keys_alloc(n, &scratch);
     if (!keys) {

@@ -27,8 +27,7 @@ static int within(const pixels_t *q, const uint8_t *p, Py_ssize_t x, Py_ssize_t 
 
 int vfa_get_placed(PyObject *a_obj, PyObject *b_obj, PyObject *mask_obj, Py_ssize_t x,
                    Py_ssize_t y, placed_t *p) {
-    if (vfa_get_pixels(a_obj, &p->va, &p->a, "a") < 0) return -1;
-    if (vfa_get_pixels(b_obj, &p->vb, &p->b, "b") < 0) goto fail_a;
+    if (vfa_get_pair(a_obj, b_obj, &p->va, &p->vb, &p->a, &p->b) < 0) return -1;
     if (PyObject_GetBuffer(mask_obj, &p->vm, PyBUF_STRIDED_RO) < 0) goto fail_b;
     p->w = p->va.shape[1];
     p->h = p->va.shape[0];
@@ -37,9 +36,8 @@ int vfa_get_placed(PyObject *a_obj, PyObject *b_obj, PyObject *mask_obj, Py_ssiz
         PyErr_SetString(PyExc_ValueError, "mask must be a 2-D bool array with contiguous rows");
         goto fail_m;
     }
-    if (p->vb.shape[0] != p->h || p->vb.shape[1] != p->w || x < 0 || y < 0 ||
-        x + vm->shape[1] > p->w || y + vm->shape[0] > p->h) {
-        PyErr_SetString(PyExc_ValueError, "the images differ in size or the mask lies outside");
+    if (x < 0 || y < 0 || x + vm->shape[1] > p->w || y + vm->shape[0] > p->h) {
+        PyErr_SetString(PyExc_ValueError, "the mask lies outside the images");
         goto fail_m;
     }
     return 0;
@@ -47,7 +45,6 @@ fail_m:
     PyBuffer_Release(&p->vm);
 fail_b:
     PyBuffer_Release(&p->vb);
-fail_a:
     PyBuffer_Release(&p->va);
     return -1;
 }

@@ -268,15 +268,11 @@ PyObject *vfa_motion_residual(PyObject *self, PyObject *args) {
         return NULL;
     Py_buffer va, vb;
     pixels_t a, b;
-    if (vfa_get_pixels(a_obj, &va, &a, "a") < 0) return NULL;
-    if (vfa_get_pixels(b_obj, &vb, &b, "b") < 0) {
-        PyBuffer_Release(&va);
-        return NULL;
-    }
+    if (vfa_get_pair(a_obj, b_obj, &va, &vb, &a, &b) < 0) return NULL;
     PyObject *result = NULL;
     box_t win, inside, trimmed;
-    if (va.shape[0] != vb.shape[0] || va.shape[1] != vb.shape[1] || a.channels != b.channels) {
-        PyErr_SetString(PyExc_ValueError, "a and b must have the same shape");
+    if (a.channels != b.channels) {
+        PyErr_SetString(PyExc_ValueError, "a and b must have the same number of channels");
         goto done;
     }
     if (parse_box(win_obj, &win, va.shape[1], va.shape[0], "window", "image") < 0) goto done;

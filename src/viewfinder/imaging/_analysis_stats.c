@@ -11,10 +11,7 @@ PyObject *vfa_spread(PyObject *self, PyObject *args) {
     pixels_t src;
     if (vfa_get_pixels(src_obj, &vs, &src, "src") < 0) return NULL;
     PyObject *result = NULL;
-    if (x0 < 0 || y0 < 0 || w < 1 || h < 1 || x0 + w > vs.shape[1] || y0 + h > vs.shape[0]) {
-        PyErr_SetString(PyExc_ValueError, "the area is empty or lies outside the image");
-        goto done;
-    }
+    if (vfa_check_area(&vs, x0, y0, w, h) < 0) goto done;
     /* Sums in integers: exact for any area an image can have (255^2 * 2^40 fits in 64 bits). */
     uint64_t sum[3] = {0, 0, 0}, squares[3] = {0, 0, 0};
     Py_BEGIN_ALLOW_THREADS

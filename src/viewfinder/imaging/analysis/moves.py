@@ -170,11 +170,7 @@ def _exact(
     step = max(1, ys.size // 4096)
     sample_y, sample_x = ys[::step], xs[::step]
     ranked = _by_length(tried)
-    vectors = np.array(ranked, np.intp)
-    arrived, left = np.empty(len(ranked), np.intp), np.empty(len(ranked), np.intp)
-    _analysis.scores(
-        a, b, sample_y, sample_x, vectors[:, 0].copy(), vectors[:, 1].copy(), arrived, left
-    )
+    arrived, left = _scores(a, b, sample_y, sample_x, ranked)
     whole = np.flatnonzero((arrived == sample_y.size) & (left == sample_y.size))
     return ranked[int(whole[0])] if whole.size else None
 
@@ -191,10 +187,19 @@ def _best(
     gradients several vectors match where content arrived, only the true one both ways."""
     if not tried:
         return []
+    arrived, left = _scores(a, b, ys, xs, tried)
+    return [tried[i] for i in np.lexsort((-left, -arrived)).tolist()]
+
+
+def _scores(
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: list[tuple[int, int]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each translation, how many of the pixels at (ys, xs) it explains where the content
+    arrived, and how many where it left (the _analysis scores kernel)."""
     vectors = np.array(tried, np.intp)
     arrived, left = np.empty(len(tried), np.intp), np.empty(len(tried), np.intp)
     _analysis.scores(a, b, ys, xs, vectors[:, 0].copy(), vectors[:, 1].copy(), arrived, left)
-    return [tried[i] for i in np.lexsort((-left, -arrived)).tolist()]
+    return arrived, left
 
 
 def known_move(
