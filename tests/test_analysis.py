@@ -305,6 +305,23 @@ def test_a_pale_block_moved_sideways_is_one_move_with_the_fill_it_carried() -> N
     assert {(c.kind, c.dx, c.dy) for c in analysis.changes} == {("move", 20, 0)}
 
 
+def test_the_strips_a_pale_block_swept_are_part_of_its_move_when_they_are_examined_first() -> None:
+    # The block's text lies away from its edges, and changes fewer pixels than either strip of
+    # fill the block uncovered and covered: both strips are examined before the text shows the
+    # move, and each alone looks like a flat area recoloured.
+    base = np.full((120, 400, 3), 255, np.uint8)
+    base[20:100, 30:330] = (236, 232, 250)
+    for i in range(3):
+        base[40 + 14 * i : 46 + 14 * i, 140:200] = (40, 40, 60)
+        base[42 + 14 * i, 142:198:9] = (236, 232, 250)
+    cand = np.full_like(base, 255)
+    cand[:, 20:] = base[:, :-20]
+    analysis = analysis_of(base, cand).analysis
+    assert analysis.kind == "layout_shift", analysis.changes
+    assert {(c.kind, c.dx, c.dy) for c in analysis.changes} == {("move", 20, 0)}
+    assert len(analysis.changes) == 3
+
+
 def test_a_pale_card_pushed_down_past_the_bottom_edge_is_part_of_the_move() -> None:
     # A banner pushes text and a pale card down 40 px; the strip of the card's fill that now
     # covers the page at the bottom left its place out of view, where it cannot be looked for.

@@ -166,6 +166,31 @@ def test_a_tall_banner_at_scale_2_pushes_the_card_that_is_examined_before_its_mo
     )
 
 
+def test_a_broken_image_at_scale_2_is_a_likely_regression_not_a_move_beside_a_band() -> None:
+    # The corpus's product card on the documentation page at scale 2, its photo broken: a
+    # diagonal vector matches a fifth of the now blank box by chance, and the rest lies in rows
+    # as tall as that vector, as a band of inserted content would. Inserted rows push what
+    # follows them straight down, never sideways.
+    src, caption, _ = analysis_corpus.PANEL_VARIANTS["broken_image"]
+    html = style_pages.page("docs")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(FLAGS))
+        context = browser.new_context(
+            viewport={"width": style_corpus.VIEWPORT[0], "height": style_corpus.VIEWPORT[1]},
+            device_scale_factor=2,
+        )
+        tab = context.new_page()
+        shots = []
+        for script in (analysis_corpus.panel_script(), analysis_corpus.panel_script(src, caption)):
+            tab.set_content(html, wait_until="load")
+            tab.evaluate(f"async () => {{ {script} }}")
+            shots.append(tab.screenshot(animations="disabled", caret="hide"))
+        browser.close()
+    analysis = compare(*shots).analysis
+    assert (analysis.kind, analysis.verdict) == ("content", "likely_regression"), analysis.changes
+    assert not [c for c in analysis.changes if c.kind == "move"], analysis.changes
+
+
 REGION_COUNT = re.compile(r"(?:changed in|from) (one|\d+) regions?\b")
 OTHER_REGIONS = re.compile(r"(One|\d+) other regions? differs?")
 

@@ -94,19 +94,20 @@ def analyze(
     for number, (x, y, w, h, count, index) in enumerate(examined):
         found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
         known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
-        if len(found) == 1 and found[0].kind == "content" and found[0].signal is None:
+        if len(found) == 1 and _plain(found[0]):
             plain.append((len(changes), number, len(known)))
         changes.extend(replace(c, region=index) for c in found)
     # Regions are examined largest first, so a large one may come before the smaller ones that
     # find the move it is part of (a card pushed down by a banner, the vector too long for its
-    # own surroundings to show where it came from). Plain content examined before a move was
-    # found is looked at again once, with every move the pair holds.
+    # own surroundings to show where it came from; the strip of a pale card's fill that a move
+    # swept over background, which alone looks recoloured). Plain content and colour examined
+    # before a move was found are looked at again once, with every move the pair holds.
     for at, number, seen in reversed(plain):
         if seen == len(known):
             continue
         x, y, w, h, count, index = examined[number]
         found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
-        if any(c.kind != "content" or c.signal is not None for c in found):
+        if not (len(found) == 1 and _plain(found[0])):
             changes[at : at + 1] = [replace(c, region=index) for c in found]
     if len(changes) == 1 and changes[0].kind == "noise":
         changes = _nudged(a, b, labels, changes[0])
@@ -233,6 +234,12 @@ def examine(
     return [Change(x, y, w, h, "content", count, signal=signal)]
 
 
+def _plain(change: Change) -> bool:
+    """Content with nothing more to say about it, or a colour change: what a move found later
+    in the pair may explain."""
+    return change.kind == "color" or (change.kind == "content" and change.signal is None)
+
+
 def _text_like(labels: np.ndarray, box: Box) -> bool:
     """No straight edge differs in or around the region, however faintly: glyphs, not a box
     (whose pale background's edge may lie in its padding, outside what changed)."""
@@ -291,7 +298,10 @@ def _nudged(a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change) -> list
     view = labels[c.y : c.y + c.height, c.x : c.x + c.width]
     changed = view == _native.LABEL_NOISE
     if _text_like(labels, box):
-        return [c]  # a paragraph a pixel off is its glyphs redrawn (see glyphs)
+        # A paragraph a pixel off is its glyphs redrawn (see glyphs): even a whole-pixel copy
+        # of part of a line is what a text block rotated by 0.02 degree shows, its glyph runs
+        # snapped to whole pixels one by one.
+        return [c]
     move = find_move(a, b, changed, box) if c.changed_pixels >= MOVE_MIN_PIXELS else None
     if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:
         return [c]

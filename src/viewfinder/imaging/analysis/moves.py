@@ -268,7 +268,10 @@ def accepted(move: Move | None, changed: np.ndarray) -> bool:
     inserted content that pushed it."""
     if move is None:
         return False
-    return move.share >= MOVE_PARTIAL or band(changed & ~move.mask, move.dy) is not None
+    # Inserted rows push what follows them straight down (or up): a band beside a move that
+    # also went sideways is a chance match.
+    pushed = move.dx == 0 and band(changed & ~move.mask, move.dy) is not None
+    return move.share >= MOVE_PARTIAL or pushed
 
 
 def overlapping(move: Move | None) -> bool:
