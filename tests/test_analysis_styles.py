@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -166,29 +166,113 @@ def test_a_tall_banner_at_scale_2_pushes_the_card_that_is_examined_before_its_mo
     )
 
 
-def test_a_broken_image_at_scale_2_is_a_likely_regression_not_a_move_beside_a_band() -> None:
-    # The corpus's product card on the documentation page at scale 2, its photo broken: a
-    # diagonal vector matches a fifth of the now blank box by chance, and the rest lies in rows
-    # as tall as that vector, as a band of inserted content would. Inserted rows push what
-    # follows them straight down, never sideways.
-    src, caption, _ = analysis_corpus.PANEL_VARIANTS["broken_image"]
-    html = style_pages.page("docs")
+def shots_at_scale_2(
+    html: str,
+    scripts: tuple[str, str],
+    viewport: tuple[int, int] = style_corpus.VIEWPORT,
+    scheme: Literal["light", "dark"] = "light",
+) -> tuple[bytes, bytes]:
+    """The page at device scale 2 after each script."""
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(FLAGS))
         context = browser.new_context(
-            viewport={"width": style_corpus.VIEWPORT[0], "height": style_corpus.VIEWPORT[1]},
+            viewport={"width": viewport[0], "height": viewport[1]},
             device_scale_factor=2,
+            color_scheme=scheme,
         )
         tab = context.new_page()
         shots = []
-        for script in (analysis_corpus.panel_script(), analysis_corpus.panel_script(src, caption)):
+        for script in scripts:
             tab.set_content(html, wait_until="load")
-            tab.evaluate(f"async () => {{ {script} }}")
+            tab.evaluate(f"async () => {{{{ {script} }}}}")
+            tab.evaluate("() => document.fonts.ready")
             shots.append(tab.screenshot(animations="disabled", caret="hide"))
         browser.close()
-    analysis = compare(*shots).analysis
+    return shots[0], shots[1]
+
+
+def panel_pair(variant: str) -> tuple[bytes, bytes]:
+    """The analysis corpus's product card on the documentation page at scale 2, as it was and
+    with one of its breakages."""
+    src, caption, _ = analysis_corpus.PANEL_VARIANTS[variant]
+    scripts = (analysis_corpus.panel_script(), analysis_corpus.panel_script(src, caption))
+    return shots_at_scale_2(style_pages.page("docs"), scripts)
+
+
+def test_a_broken_image_at_scale_2_is_a_likely_regression_not_a_move_beside_a_band() -> None:
+    # The photo broken: a diagonal vector matches a fifth of the now blank box by chance, and
+    # the rest lies in rows as tall as that vector, as a band of inserted content would.
+    # Inserted rows push what follows them straight down, never sideways.
+    analysis = compare(*panel_pair("broken_image")).analysis
     assert (analysis.kind, analysis.verdict) == ("content", "likely_regression"), analysis.changes
     assert not [c for c in analysis.changes if c.kind == "move"], analysis.changes
+
+
+def test_a_caption_moved_onto_a_photo_at_scale_2_is_content_drawn_over_content() -> None:
+    # The caption moves 88 px up onto the photo: the move carries most of the changed pixels,
+    # but what the eye sees is one element drawn over another, as at scale 1.
+    analysis = compare(*panel_pair("overlap")).analysis
+    assert (analysis.kind, analysis.verdict) == ("content", "likely_regression"), analysis.changes
+    assert analysis.summary == "Elements overlap."
+
+
+# A dark pricing page: a row of bordered plans, then a deep green card of plain fill.
+PLANS = """<!doctype html><html><head><meta charset="utf-8"><style>
+body { margin: 0; background: #0a0a0a; color: #eee; font: 14px/1.5 "DejaVu Sans", sans-serif; }
+.wrap { padding: 14px 24px; }
+h1 { font: 700 24px/1.2 "Liberation Sans", sans-serif; margin: 4px 0 6px; }
+.tiers { display: flex; gap: 12px; margin: 12px 0; }
+.tier { flex: 1; border: 1px solid #333; border-radius: 12px; padding: 10px 12px;
+  box-shadow: 0 1px 3px rgba(0,0,0,.12); }
+.cost { font: 700 22px "DejaVu Sans Mono", monospace; }
+.small { font-size: 11px; text-transform: uppercase; letter-spacing: 1px; color: #999; }
+.card { background: #10241c; border-radius: 12px; padding: 10px 14px; height: 64px; }
+ul { margin: 6px 0; padding-left: 18px; }
+</style></head><body><div class="wrap">
+<h1>Pick a plan</h1>
+<p>All plans include encrypted backups, single sign-on and an uptime promise of three nines;
+upgrade or cancel at any moment from the billing page.</p>
+<div class="tiers">
+<div class="tier"><div class="small">Starter</div>
+<div class="cost">$9</div><ul><li>3 seats</li><li>Email help</li></ul></div>
+<div class="tier"><div class="small">Team</div>
+<div class="cost">$29</div><ul><li>20 seats</li><li>Chat help</li></ul></div>
+<div class="tier"><div class="small">Scale</div>
+<div class="cost">$99</div><ul><li>Unlimited</li><li>Phone help</li></ul></div>
+</div>
+<div class="card"><b>Nonprofits</b> get half off every plan. Write to us with your charter.</div>
+<p>Chosen by 1,284 companies last quarter.</p>
+</div></body></html>"""
+
+
+def test_a_dark_card_a_banner_pushed_down_is_one_move_where_its_old_place_looks_emptied() -> None:
+    # At scale 2 the banner pushes everything 80 px down. The strip where the card's plain fill
+    # was is examined before any region shows the move, and alone it looks like content that
+    # vanished into the page; once the move is known, it is the card's fill carried down.
+    _, banner, _ = analysis_corpus.VARIANTS["banner_top"]
+    analysis = compare(*shots_at_scale_2(PLANS, ("", banner), scheme="dark")).analysis
+    assert analysis.summary == "Content inserted at the top; content moved down 80 px.", (
+        analysis.changes
+    )
+
+
+def test_a_banner_inserted_above_a_row_of_boxes_is_inserted_not_content_changed() -> None:
+    # The region the banner makes holds the boxes' top edges too, pushed into it: the move
+    # that explains them is found where they arrived, though the banner's own rows, plain page
+    # in the base, match plain page everywhere and outnumber them.
+    html = (
+        '<!doctype html><html><body style="margin:0;background:#0a0a0a;color:#eee;'
+        'font:14px/1.5 sans-serif"><div style="padding:14px 24px">'
+        '<div style="display:flex;gap:12px">'
+        '<div style="flex:1;border:1px solid #333;border-radius:12px;height:90px">Starter $9</div>'
+        '<div style="flex:1;border:1px solid #333;border-radius:12px;height:90px">Team $29</div>'
+        "</div><p>Chosen by 1,284 companies last quarter.</p></div></body></html>"
+    )
+    _, banner, _ = analysis_corpus.VARIANTS["banner_top"]
+    analysis = compare(*shots_at_scale_2(html, ("", banner), (640, 400), "dark")).analysis
+    assert analysis.summary == "Content inserted at the top; content moved down 80 px.", (
+        analysis.changes
+    )
 
 
 REGION_COUNT = re.compile(r"(?:changed in|from) (one|\d+) regions?\b")

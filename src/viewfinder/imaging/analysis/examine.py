@@ -100,8 +100,9 @@ def analyze(
     # Regions are examined largest first, so a large one may come before the smaller ones that
     # find the move it is part of (a card pushed down by a banner, the vector too long for its
     # own surroundings to show where it came from; the strip of a pale card's fill that a move
-    # swept over background, which alone looks recoloured). Plain content and colour examined
-    # before a move was found are looked at again once, with every move the pair holds.
+    # swept over background, which alone looks recoloured). Plain or vanished content and
+    # colour examined before a move was found are looked at again once, with every move the
+    # pair holds.
     for at, number, seen in reversed(plain):
         if seen == len(known):
             continue
@@ -235,9 +236,12 @@ def examine(
 
 
 def _plain(change: Change) -> bool:
-    """Content with nothing more to say about it, or a colour change: what a move found later
-    in the pair may explain."""
-    return change.kind == "color" or (change.kind == "content" and change.signal is None)
+    """Content with nothing more to say about it, content that seems to have vanished, or a
+    colour change: what a move found later in the pair may explain (a dark card's plain fill
+    pushed 80 px down by a banner, its old place no longer showing the card's edge)."""
+    return change.kind == "color" or (
+        change.kind == "content" and change.signal in (None, Signal.VANISHED)
+    )
 
 
 def _text_like(labels: np.ndarray, box: Box) -> bool:

@@ -46,7 +46,11 @@ def explained_share(
     n_arrived, same, ref = _analysis.matches(b, a, ys, xs, -dx, -dy, arrived, -1)
     n_left, same_left, _ = _analysis.matches(a, b, ys, xs, dx, dy, left, ref)
     total = n_arrived + n_left
+    # Judged on both ways together, or on where the content arrived alone: a banner inserted
+    # over a row of boxes leaves its own rows to plain background, found again further down,
+    # and those many matches must not outvote the boxes' edges that arrived below it.
     content = total > 0 and not (same + same_left) / total > 0.9
+    content = content or (n_arrived > 0 and not same / n_arrived > 0.9)
     return Explained(arrived, left, content, n_arrived / ys.size, n_left / ys.size)
 
 

@@ -45,8 +45,11 @@ def conclude(
         return Analysis("noise", True, "noise", 0.9, summary, reasoning, ordered)
     weight: dict[str, int] = {}
     for c in real:
-        # Inserted content is part of the layout shift it caused.
+        # Inserted content is part of the layout shift it caused; content moved onto content
+        # that stayed is what the eye sees there, one drawn over the other.
         part = "move" if c.signal in SHIFT_PARTS else c.kind
+        if c.signal is Signal.OVERLAPS:
+            part = "content"
         weight[part] = weight.get(part, 0) + c.changed_pixels
     total = sum(weight.values())
     top = max(weight, key=lambda k: weight[k])
