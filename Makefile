@@ -92,6 +92,7 @@ bench: install chromium wrk $(PEERS_STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) -m bench.engine
 	$(PY) -m bench.analysis
+	$(PY) -m bench.heldout
 	$(PY) -m bench.cli
 	$(PY) -m bench.build
 	$(PY) -m bench.scale
