@@ -131,11 +131,12 @@ THEMES = {
         "dark": ("#e8e2d6", "#a59f93", "#17140f", "#24201a", "#3a342b", "#f59e0b"),
     },
 }
-# The tint variant's card colours: a shift of a few levels a person sees side by side.
+# The tint variant's card colours: a shift of 5 to 12 levels in some channel, which a person
+# sees side by side.
 TINTS = {
     "pricing": {"light": "#eff8fc", "dark": "#10201f"},
     "settings": {"light": "#fdf8d6", "dark": "#2b2416"},
-    "blog": {"light": "#eeeee6", "dark": "#221f1d"},
+    "blog": {"light": "#ebefe9", "dark": "#1f2126"},
 }
 COLUMN_PUSHED = {
     "pricing": ".wrap { padding-left: 34px !important; }",
