@@ -175,7 +175,7 @@ def examine(
         found = [Change(x, y, w, h, "move", moved, dx, dy, signal=signal)]
         if move.share < MOVE_EXPLAINED and rest.any():
             # What the move leaves unexplained must be the band of content that pushed it.
-            rows = band(rest, dy)
+            rows = band(rest, dx, dy)
             if rows is None and moved_and_redrawn(a, b, changed, box, dx, dy):
                 # No band: the rest is the moved content itself, a fraction of a pixel off.
                 view[changed] = _native.LABEL_MOVED

@@ -272,10 +272,7 @@ def accepted(move: Move | None, changed: np.ndarray) -> bool:
     inserted content that pushed it."""
     if move is None:
         return False
-    # Inserted rows push what follows them straight down (or up): a band beside a move that
-    # also went sideways is a chance match.
-    pushed = move.dx == 0 and band(changed & ~move.mask, move.dy) is not None
-    return move.share >= MOVE_PARTIAL or pushed
+    return move.share >= MOVE_PARTIAL or band(changed & ~move.mask, move.dx, move.dy) is not None
 
 
 def overlapping(move: Move | None) -> bool:
@@ -287,10 +284,12 @@ def overlapping(move: Move | None) -> bool:
     )
 
 
-def band(rest: np.ndarray, dy: int) -> slice | None:
+def band(rest: np.ndarray, dx: int, dy: int) -> slice | None:
     """The rows at the top or bottom of a region, as tall as a vertical move, that hold what
-    the move leaves unexplained: the content inserted there, which pushed the rest."""
-    if not dy or not rest.any():
+    the move leaves unexplained: the content inserted there, which pushed the rest. Inserted
+    rows push what follows them straight down or up: beside a move that also went sideways,
+    such rows are a chance match."""
+    if dx or not dy or not rest.any():
         return None
     reach = int(1.25 * abs(dy)) + 4
     total = rest.sum()
