@@ -46,7 +46,7 @@ LEFT_OUT = {"move_down_24", "move_diag", "taller", "button_color"}
 
 
 def variants() -> Iterator[tuple[str, str, str, str, Any]]:
-    """(name, css, script, script of the base, label) of every variant; the label is a dict or
+    """(name, css, script, the base's script, label) of every variant; the label is a dict or
     a function of the scale. Style corpus variants edit the page's HTML too (``html_of``)."""
     for name, (_, css, script, label) in style_corpus.VARIANTS.items():
         yield name, css, script, "", label
@@ -119,9 +119,9 @@ def render(out: Path) -> list[dict[str, Any]]:
 
 def fingerprint() -> str:
     digest = hashlib.sha256(repr((FLAGS, SCALES)).encode())
-    for module in (__file__, heldout_pages.__file__, style_corpus.__file__, style_pages.__file__):
-        digest.update(Path(module).read_bytes())
-    digest.update(Path(analysis_corpus.__file__).read_bytes())
+    for module in (heldout_pages, style_corpus, style_pages, analysis_corpus):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:16]
 
 
