@@ -17,7 +17,6 @@ tell whether the analysis holds on pages it has not seen.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import json
 import sys
@@ -29,7 +28,7 @@ from typing import Any
 from playwright.sync_api import Page, sync_playwright
 
 from bench import heldout_pages
-from tests import analysis_corpus, style_corpus, style_pages
+from tests import analysis_corpus, labelled, style_corpus, style_pages
 from tests.chromium import CHROMIUM, FLAGS
 from viewfinder.imaging import Comparison, compare
 
@@ -128,18 +127,7 @@ def fingerprint() -> str:
 def ensure(out: Path = OUT) -> list[dict[str, Any]]:
     """The labelled pairs, rendered when missing or when a page, a variant or this file
     changed."""
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = out / "labels.json"
-    with open(out / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if manifest.exists():
-            data = json.loads(manifest.read_text())
-            if data.get("fingerprint") == fingerprint():
-                return list(data["pairs"])
-        print(f"heldout: rendering the held-out pairs into {out} with Chromium...", file=sys.stderr)
-        pairs = render(out)
-        manifest.write_text(json.dumps({"fingerprint": fingerprint(), "pairs": pairs}, indent=1))
-        return pairs
+    return labelled.cached(out, fingerprint(), lambda: render(out), "the held-out pairs")
 
 
 # What a judgement can get wrong, in the order the line gives them.

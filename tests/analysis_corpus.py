@@ -10,15 +10,13 @@ needed and cached in tests/.analysis-corpus/ (ignored by git).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, sync_playwright
 
+from tests import labelled
 from tests.chromium import CHROMIUM, FLAGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -233,20 +231,9 @@ def render(out: Path = OUT, viewport: tuple[int, int] | None = None) -> list[dic
 
 def ensure(out: Path = OUT, viewport: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """The labelled pairs, rendered when missing or when the pages or this file changed."""
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = out / "labels.json"
-    # Test workers start together: one renders while the others wait, then all read.
-    with open(out / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if manifest.exists():
-            data = json.loads(manifest.read_text())
-            if data.get("fingerprint") == fingerprint(viewport):
-                return list(data["pairs"])
-        print(f"rendering the analysis corpus into {out} with Chromium...", file=sys.stderr)
-        pairs = render(out, viewport)
-        record = {"fingerprint": fingerprint(viewport), "pairs": pairs}
-        manifest.write_text(json.dumps(record, indent=1))
-        return pairs
+    return labelled.cached(
+        out, fingerprint(viewport), lambda: render(out, viewport), "the analysis corpus"
+    )
 
 
 if __name__ == "__main__":

@@ -23,17 +23,14 @@ tests/.style-corpus/ (ignored by git), like the analysis corpus.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page, sync_playwright
 
-from tests import style_pages
+from tests import labelled, style_pages
 from tests.chromium import CHROMIUM, FLAGS
 
 OUT = Path(__file__).resolve().parent / ".style-corpus"
@@ -205,18 +202,7 @@ def render(out: Path = OUT) -> list[dict[str, Any]]:
 
 def ensure(out: Path = OUT) -> list[dict[str, Any]]:
     """The labelled pairs, rendered when missing or when the pages or this file changed."""
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = out / "labels.json"
-    with open(out / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if manifest.exists():
-            data = json.loads(manifest.read_text())
-            if data.get("fingerprint") == fingerprint():
-                return list(data["pairs"])
-        print(f"rendering the style corpus into {out} with Chromium...", file=sys.stderr)
-        pairs = render(out)
-        manifest.write_text(json.dumps({"fingerprint": fingerprint(), "pairs": pairs}, indent=1))
-        return pairs
+    return labelled.cached(out, fingerprint(), lambda: render(out), "the style corpus")
 
 
 if __name__ == "__main__":
