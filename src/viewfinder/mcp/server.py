@@ -7,7 +7,7 @@ from mcp.server.mcpserver import MCPServer
 from viewfinder import __version__
 from viewfinder.errors import InvalidInput
 from viewfinder.mcp import default, meticulous, miseru, prompts, review_app, revisemy, uiverify
-from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, register
+from viewfinder.mcp.tooling import Backend, ToolServer, ToolSpec, tool
 from viewfinder.settings import Settings
 
 # Profiles whose products are OAuth protected resources: any request without a token gets 401
@@ -101,8 +101,7 @@ def build_server(profile: str, backend: Backend, *, public_url: str | None = Non
         website_url="https://github.com/viewfinder",
         version=__version__,
         extensions=[review_app.extension(public_url)] if profile in WITH_APPS else [],
+        tools=[tool(spec, backend) for spec in known[profile]],
     )
-    for spec in known[profile]:
-        register(server, spec, backend)
     prompts.register(server, profile)
     return server

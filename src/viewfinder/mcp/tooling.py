@@ -26,6 +26,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from pydantic import BaseModel, BeforeValidator, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
@@ -288,11 +289,28 @@ def _strictly(annotation: Any, value: Any) -> Any:
         raise PydanticCustomError("strict", str(first["msg"])) from None
 
 
-def register(server: MCPServer, spec: ToolSpec, backend: Backend) -> None:
-    """Add the tool to the server with flat arguments taken from its input model."""
+def tool(spec: ToolSpec, backend: Backend) -> Tool:
+    """The SDK's tool for the spec, with flat arguments taken from its input model, calling
+    ``backend``. The SDK derives its schemas from the handler's signature with pydantic, some
+    15 ms a tool and a second for every profile's tools: that is done once per process, and
+    each server gets a copy that calls its own backend."""
 
     async def handler(ctx: Context, **arguments: Any) -> Any:
         return await backend.call(ctx, spec, arguments)
+
+    prototype = _prototypes.get(id(spec))
+    if prototype is None or prototype[0] is not spec:
+        prototype = _prototypes[id(spec)] = (spec, _prototype(spec))
+    return prototype[1].model_copy(update={"fn": handler})
+
+
+# id(spec): (spec, its tool); the spec is kept so that its id is never another's.
+_prototypes: dict[int, tuple[ToolSpec, Tool]] = {}
+
+
+def _prototype(spec: ToolSpec) -> Tool:
+    async def unbound(ctx: Context, **arguments: Any) -> Any:
+        raise AssertionError("a prototype tool is copied with its server's handler, not called")
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
     annotations: dict[str, Any] = {"ctx": Context}
@@ -315,11 +333,11 @@ def register(server: MCPServer, spec: ToolSpec, backend: Backend) -> None:
         annotations[name] = annotation
     returns: Any = Annotated[types.CallToolResult, spec.output] if spec.images else spec.output
     annotations["return"] = returns
-    handler.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
-    handler.__annotations__ = annotations
-    handler.__name__ = spec.name
-    server.add_tool(
-        handler,
+    unbound.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    unbound.__annotations__ = annotations
+    unbound.__name__ = spec.name
+    made = Tool.from_function(
+        unbound,
         name=spec.name,
         title=spec.title,
         description=spec.description,
@@ -328,10 +346,9 @@ def register(server: MCPServer, spec: ToolSpec, backend: Backend) -> None:
         structured_output=True,
     )
     # The SDK derives both schemas from the signature; what the list says is made lean here
-    # (the SDK offers no hook for it, so the registered tool is adjusted in place).
-    tool = server._tool_manager.get_tool(spec.name)
-    assert tool is not None
-    tool.parameters = lean.untitled(tool.parameters)
-    if tool.output_schema is not None:
-        output = lean.untitled(tool.output_schema)
-        tool.__dict__["output_schema"] = output if spec.read_only else lean.top_level(output)
+    # (the SDK offers no hook for it, so the tool is adjusted in place).
+    made.parameters = lean.untitled(made.parameters)
+    if made.output_schema is not None:
+        output = lean.untitled(made.output_schema)
+        made.__dict__["output_schema"] = output if spec.read_only else lean.top_level(output)
+    return made
