@@ -58,8 +58,14 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 def run(project: pytest.Pytester, *args: str, **environ: str) -> pytest.RunResult:
     for name, value in environ.items():
         project._monkeypatch.setenv(name, value)
-    # The user's own run: none of this repository's options or plugins but theirs.
-    return project.runpytest_subprocess("-p", "playwright", "-p", "no:cacheprovider", *args)
+    # The user's own run: none of this repository's options or plugins but theirs, loaded by
+    # their entry points' names (Viewfinder's as installed), not every plugin this
+    # repository's environment holds (hypothesis and schemathesis take 1.8 s to import).
+    project._monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    plugins = ["-p", "playwright", "-p", "viewfinder", "-p", "no:cacheprovider"]
+    if "-n" in args:
+        plugins += ["-p", "xdist"]
+    return project.runpytest_subprocess(*plugins, *args)
 
 
 def test_local_baselines_are_written_then_checked_with_masks_and_a_diff_image_on_failure(
