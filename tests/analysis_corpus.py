@@ -5,7 +5,7 @@ rendering noise (sub-pixel offsets, a tiny rotation, a one-level colour change),
 change whose kind (content, color, layout_shift, size) and, for moves, exact vector are known by
 construction. Labels come from the construction, not from looking at the pixels, so the renders
 need not be byte-identical across machines: they are made with Debian's Chromium when first
-needed and cached in tests/.analysis-corpus/ (ignored by git).
+needed and cached in the tests' render cache (tests/labelled.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tests.chromium import CHROMIUM, FLAGS
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ROOT / "bench" / "pages"
-OUT = ROOT / "tests" / ".analysis-corpus"
+OUT = labelled.CACHE / "analysis-corpus"
 # page, viewport width, height, a word found once in the page and a one-letter change of it
 PAGE_SET = {
     "dashboard": ("dashboard.html", 800, 600, ("Revenue", "Revenne")),

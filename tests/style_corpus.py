@@ -17,8 +17,8 @@ how it was made:
 - the content column pushed 10 px right by a wider sidebar or margin, its text wrapped again
   and its grid narrowed (a layout shift, moved right 10 px times the scale).
 
-The renders are made with Debian's Chromium when first needed and cached in
-tests/.style-corpus/ (ignored by git), like the analysis corpus.
+The renders are made with Debian's Chromium when first needed and cached in the tests' render
+cache (tests/labelled.py), like the analysis corpus.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from playwright.sync_api import Page, sync_playwright
 from tests import labelled, style_pages
 from tests.chromium import CHROMIUM, FLAGS
 
-OUT = Path(__file__).resolve().parent / ".style-corpus"
+OUT = labelled.CACHE / "style-corpus"
 STYLES = tuple(style_pages.TEMPLATES)
 SCALES = (1, 2)
 THEMES = ("light", "dark")
