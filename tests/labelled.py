@@ -4,8 +4,8 @@ when what made them changed, the browser included.
 
 The tests' corpora live in the user's cache (``$VIEWFINDER_TEST_CACHE``, else
 ``$XDG_CACHE_HOME/viewfinder-tests``, else ``~/.cache/viewfinder-tests``), not in the checkout:
-a fresh clone on the same machine, as CI makes for every run, finds them rendered (a minute and
-a half of Chromium saved), and the fingerprint keeps it from using renders of other pages or
+a fresh clone on the same machine, as CI makes for every run, finds them rendered (over a
+minute of Chromium saved), and the fingerprint keeps it from using renders of other pages or
 of another Chromium."""
 
 from __future__ import annotations
