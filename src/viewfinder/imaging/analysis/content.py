@@ -64,9 +64,13 @@ def image_lost(a: np.ndarray, b: np.ndarray, box: Box) -> bool:
     x, y, w, h = box
     if w * h < 256:
         return False
-    before, after = _colours(a, box), _colours(b, box)
     # A photo has many colours and none dominates; what is left has few, and one dominates.
-    return before[0] >= 64 and before[1] < 0.5 and after[1] >= 0.6 and after[0] * 2 <= before[0]
+    # (The candidate's colours are counted only for a base that was such a picture.)
+    before = _colours(a, box)
+    if before[0] < 64 or before[1] >= 0.5:
+        return False
+    after = _colours(b, box)
+    return after[1] >= 0.6 and after[0] * 2 <= before[0]
 
 
 def _colours(pixels: np.ndarray, box: Box) -> tuple[int, float]:
