@@ -51,6 +51,24 @@ def test_changed_images_exit_one_and_write_the_diff(
     assert decode(out.read_bytes()).shape[:2] == (40, 60)
 
 
+@pytest.mark.parametrize("flags", [(), ("--json",)], ids=["text", "json"])
+def test_a_reader_that_stops_early_still_gets_the_verdict_and_no_traceback(
+    images: tuple[Path, Path], flags: tuple[str, ...]
+) -> None:
+    # `viewfinder diff a b | head -0`: the pipe is closed before the first line is written.
+    for pair, verdict in ((images, 1), ((images[0], images[0]), 0)):
+        with subprocess.Popen(
+            [VIEWFINDER, "diff", *map(str, pair), *flags],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.close()
+            stderr = proc.stderr.read()
+            assert proc.wait(timeout=60) == verdict, stderr
+        assert stderr == b""
+
+
 def test_json_output_has_the_documented_fields(images: tuple[Path, Path]) -> None:
     result = run(*images, "--json", "--mask", "0,0,10,40", "--threshold", "0.2")
     assert result.returncode == 1, result.stderr

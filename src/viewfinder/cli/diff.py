@@ -6,7 +6,15 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, echo, fail, fail_on, print_json
+from viewfinder.cli.output import (
+    EXIT_CHANGED,
+    EXIT_OK,
+    echo,
+    fail,
+    fail_on,
+    print_json,
+    reader_gone,
+)
 from viewfinder.cli.params import Argument, BadValue, Option, plain
 from viewfinder.errors import ViewfinderError
 
@@ -98,12 +106,16 @@ def diff(
             write_atomic(out, result.diff_png)
         except OSError as exc:
             fail(f"cannot write the diff image to {out}: {exc.strerror}")
-    if as_json:
-        data = result.to_dict()
-        data["diff_image"] = str(out) if out is not None and result.diff_png is not None else None
-        print_json(data)
-    else:
-        _print_text(result, out)
+    try:
+        if as_json:
+            data = result.to_dict()
+            data["diff_image"] = str(out) if out is not None and result.diff_png else None
+            print_json(data)
+        else:
+            _print_text(result, out)
+    except BrokenPipeError:
+        # The reader took what it wanted (`| head -1`); the exit code still gives the verdict.
+        reader_gone()
     raise SystemExit(EXIT_CHANGED if result.changed else EXIT_OK)
 
 

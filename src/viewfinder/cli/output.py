@@ -3,6 +3,7 @@ Without typer, which `viewfinder diff` does not load (see cli/quick.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -16,6 +17,14 @@ EXIT_ERROR = 2
 def echo(message: str, err: bool = False) -> None:
     """Print one line on stdout (stderr with ``err``), as typer.echo does for plain text."""
     print(message, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def reader_gone() -> None:
+    """Send the rest of stdout nowhere: whoever read it closed the pipe (``viewfinder diff ... |
+    head -1``), and Python would otherwise fail again flushing it at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def fail(message: str) -> NoReturn:
