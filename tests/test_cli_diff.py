@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 from collections.abc import Callable
@@ -148,6 +149,37 @@ NOT_FOR_A_DIFF = (
     "fastapi",
     "playwright",
 )
+
+
+def test_a_file_that_never_ends_is_refused_at_the_byte_limit(images: tuple[Path, Path]) -> None:
+    result = run("/dev/zero", images[1])
+    assert result.returncode == 2
+    assert "[image_too_large] base image /dev/zero is larger than the 25 MB limit" in (
+        result.stderr
+    )
+
+
+def test_running_out_of_memory_exits_two_not_changed(tmp_path: Path) -> None:
+    # 8000x8000 needs over 600 MB to compare; the process may reserve 600 MB in all.
+    pixels = np.zeros((8000, 8000, 3), np.uint8)
+    paths = tmp_path / "a.png", tmp_path / "b.png"
+    paths[0].write_bytes(png.encode(pixels, level=1))
+    pixels[:10, :10] = 255
+    paths[1].write_bytes(png.encode(pixels, level=1))
+    del pixels
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (600 * 2**20, 600 * 2**20))
+
+    result = subprocess.run(
+        [VIEWFINDER, "diff", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=cap,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "error: not enough memory to compare" in result.stderr
 
 
 def test_a_diff_loads_neither_the_http_client_nor_the_server(images: tuple[Path, Path]) -> None:

@@ -16,7 +16,7 @@ from viewfinder.cli.output import (
     reader_gone,
 )
 from viewfinder.cli.params import Argument, BadValue, Option, plain
-from viewfinder.errors import ViewfinderError
+from viewfinder.errors import ImageTooLarge, ViewfinderError
 
 if TYPE_CHECKING:
     from viewfinder.imaging import Comparison
@@ -32,14 +32,27 @@ def _parse_mask(text: str) -> tuple[int, int, int, int]:
 
 
 def _read(path: Path, role: str) -> bytes:
+    from viewfinder.imaging.png import DEFAULT_LIMITS
+
+    limit = DEFAULT_LIMITS.max_bytes
     try:
-        return path.read_bytes()
+        with path.open("rb") as file:
+            # A byte more than the limit at most: a device or a pipe (/dev/zero) never ends.
+            data = file.read(limit + 1)
     except FileNotFoundError:
         fail(f"{role} image {path} does not exist")
     except IsADirectoryError:
         fail(f"{role} image {path} is a directory, not a PNG file")
     except OSError as exc:
         fail(f"cannot read {role} image {path}: {exc.strerror}")
+    if len(data) > limit:
+        fail_on(
+            ImageTooLarge(
+                f"{role} image {path} is larger than the {limit // 2**20} MB limit; "
+                "send a smaller screenshot"
+            )
+        )
+    return data
 
 
 # Declared with cli/params.py, not typer: a plain command line never loads typer (cli/quick.py).
@@ -101,6 +114,12 @@ def diff(
         )
     except ViewfinderError as exc:
         fail_on(exc)
+    except MemoryError:
+        # Exit 2 like any other failure: a crash's exit 1 would read as "changed".
+        fail(
+            f"not enough memory to compare {base} and {candidate}: a comparison needs about "
+            "10 bytes for each pixel of the larger image; free some, or compare smaller ones"
+        )
     if out is not None and result.diff_png is not None:
         try:
             write_atomic(out, result.diff_png)
