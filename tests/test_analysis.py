@@ -18,6 +18,7 @@ from viewfinder.imaging.analysis.candidates import Translations
 from viewfinder.imaging.analysis.examine import MAX_ANALYSED, analyze
 from viewfinder.imaging.analysis.model import Change, pixels_of
 from viewfinder.imaging.analysis.moves import find_move
+from viewfinder.imaging.analysis.reach import SET
 from viewfinder.imaging.analysis.verdict import conclude
 
 
@@ -141,8 +142,8 @@ def test_a_move_the_signatures_explain_needs_no_phase_correlation() -> None:
         ys, xs = np.nonzero(changed_all)
         box = (int(xs.min()), int(ys.min()), int(np.ptp(xs)) + 1, int(np.ptp(ys)) + 1)
         changed = changed_all[box[1] : box[1] + box[3], box[0] : box[0] + box[2]]
-        sources = Translations(base, cand, box)
-        move = find_move(base, cand, changed, box, candidates=sources)
+        sources = Translations(base, cand, box, SET)
+        move = find_move(base, cand, changed, box, SET, candidates=sources)
         assert move is not None and (move.dx, move.dy) == (dx, dy)
         assert ("phase" in vars(sources)) == (dx != 0), (dx, dy)
 

@@ -10,6 +10,7 @@ import numpy as np
 from viewfinder.imaging import compare, png
 from viewfinder.imaging.analysis import Analysis, Signal
 from viewfinder.imaging.analysis.columns import column_shift
+from viewfinder.imaging.analysis.reach import SET
 
 PAPER, INK, RULE = 250, 40, 190
 
@@ -43,7 +44,7 @@ def analysis(base: np.ndarray, candidate: np.ndarray) -> Analysis:
 def test_a_widened_sidebar_is_a_layout_shift_of_the_column_beside_it() -> None:
     base = two_columns(60, PARAGRAPH * 3)
     candidate = two_columns(70, REWRAPPED * 3)
-    assert column_shift(base, candidate, (60, 0, 250, 200)) == 10
+    assert column_shift(base, candidate, (60, 0, 250, 200), SET) == 10
     result = analysis(base, candidate)
     assert result.kind == "layout_shift", result
     (change,) = [c for c in result.changes if c.kind == "move"]
@@ -75,7 +76,7 @@ def test_a_paragraph_wrapped_again_is_a_column_though_its_later_lines_start_othe
     # at whichever word has one. The rows at the column's edge still moved by one offset.
     base = lettered(PARAGRAPH * 3, 60)
     candidate = lettered(REWRAPPED * 3, 70)
-    assert column_shift(base, candidate, (60, 0, 250, 200)) == 10
+    assert column_shift(base, candidate, (60, 0, 250, 200), SET) == 10
 
 
 def test_an_icon_gone_from_each_line_is_not_a_column_even_without_a_rule() -> None:
@@ -85,13 +86,13 @@ def test_an_icon_gone_from_each_line_is_not_a_column_even_without_a_rule() -> No
     for i in range(9):
         base[12 + 16 * i : 21 + 16 * i, 74:82] = INK
     candidate = lettered(PARAGRAPH * 3, 72)
-    assert column_shift(base, candidate, (74, 0, 240, 200)) is None
+    assert column_shift(base, candidate, (74, 0, 240, 200), SET) is None
 
 
 def test_a_column_moved_left_is_found_too() -> None:
     base = two_columns(70, REWRAPPED * 3)
     candidate = two_columns(60, PARAGRAPH * 3)
-    assert column_shift(base, candidate, (60, 0, 250, 200)) == -10
+    assert column_shift(base, candidate, (60, 0, 250, 200), SET) == -10
 
 
 def test_an_icon_gone_from_the_start_of_lines_is_not_a_column() -> None:
@@ -99,7 +100,7 @@ def test_an_icon_gone_from_the_start_of_lines_is_not_a_column() -> None:
     candidate = base.copy()
     for i in range(9):  # every line loses its first "word": what is at the edge now was not
         candidate[12 + 16 * i : 21 + 16 * i, 74:104] = PAPER
-    assert column_shift(base, candidate, (74, 0, 240, 200)) is None
+    assert column_shift(base, candidate, (74, 0, 240, 200), SET) is None
     assert analysis(base, candidate).kind == "content"
 
 
@@ -109,10 +110,10 @@ def test_centred_lines_that_grew_are_not_a_column() -> None:
     for i in range(9):
         words(base, 12 + 16 * i, 100, [40, 40])  # 85 px, centred on x = 142
         words(candidate, 12 + 16 * i, 90, [40, 40, 15])  # 105 px, still centred there
-    assert column_shift(base, candidate, (90, 0, 120, 200)) is None
+    assert column_shift(base, candidate, (90, 0, 120, 200), SET) is None
 
 
 def test_a_few_rows_are_not_a_column() -> None:
     base = two_columns(60, PARAGRAPH[:1])
     candidate = two_columns(70, REWRAPPED[:1])
-    assert column_shift(base, candidate, (60, 10, 250, 11)) is None
+    assert column_shift(base, candidate, (60, 10, 250, 11), SET) is None

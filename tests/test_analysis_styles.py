@@ -1,6 +1,7 @@
 """Change analysis on the style corpus (tests/style_corpus.py): pages of four styles at
 device scales 1 and 2, light and dark, each with the same labelled variants. A rule tuned to
-one page fails here on another. Compared as the server does by default, noise ignored."""
+one page fails here on another. Compared as the server does by default, noise ignored. The
+same variants on a phone at device scale 3 are judged with the scale given and without."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from playwright.sync_api import sync_playwright
 
 from tests import analysis_corpus, style_corpus, style_pages
 from tests.chromium import CHROMIUM, FLAGS
+from viewfinder.errors import InvalidInput
 from viewfinder.imaging import Comparison, compare, png
 from viewfinder.imaging.pixelmatch import pixelmatch
 
@@ -26,10 +28,12 @@ def corpus() -> Iterator[list[dict[str, Any]]]:
     yield style_corpus.ensure()
 
 
-def run(pair: dict[str, Any], folder: Any = style_corpus.OUT) -> Comparison:
+def run(
+    pair: dict[str, Any], folder: Any = style_corpus.OUT, scale: float | None = None
+) -> Comparison:
     base = (folder / pair["base"]).read_bytes()
     candidate = (folder / pair["candidate"]).read_bytes()
-    return compare(base, candidate, ignore_noise=True)
+    return compare(base, candidate, ignore_noise=True, scale=scale)
 
 
 @pytest.fixture(scope="session")
@@ -380,3 +384,63 @@ def test_a_stroke_drawn_inside_a_small_glyph_is_a_change_not_noise() -> None:
     candidate[15:22, 45:55] = np.array(e, np.uint8)[..., None]
     result = compare(png.encode(base), png.encode(candidate), ignore_noise=True)
     assert result.changed and not result.analysis.noise, result.analysis
+
+
+# On a phone at device scale 3, given the scale: what the analysis still gets wrong, every
+# one a small run of glyphs on the admin page redrawn a fraction of a pixel off whose few
+# changed pixels (6 to 8 in a region) no displacement explains as the noise test asks.
+PHONE_MISSES = [
+    "admin-dark-3x/glyph_rotate",
+    "admin-dark-3x/glyph_spacing",
+    "admin-light-3x/glyph_rotate",
+    "admin-light-3x/glyph_spacing",
+]
+
+
+@pytest.fixture(scope="session")
+def phone() -> Iterator[list[dict[str, Any]]]:
+    yield style_corpus.ensure_phone()
+
+
+def _misjudged(pairs: list[dict[str, Any]], scale: float | None) -> list[tuple[str, str]]:
+    """(pair, what is wrong) for each pair judged against its label; pairs the variant left
+    the same pixels on this page (at this width) have nothing to judge."""
+    wrong = []
+    for pair in pairs:
+        result = run(pair, style_corpus.PHONE_OUT, scale)
+        if result.identical:
+            continue
+        if pair["kind"] == "noise":
+            if result.changed or result.analysis.kind not in ("noise", "identical"):
+                wrong.append((pair["name"], f"noise reported as {result.analysis.kind}"))
+        elif result.analysis.noise or not result.changed:
+            wrong.append((pair["name"], "real change called noise"))
+        elif result.analysis.kind != pair["kind"]:
+            wrong.append((pair["name"], f"{result.analysis.kind}, not {pair['kind']}"))
+    return sorted(wrong)
+
+
+def test_on_a_phone_at_scale_3_the_scale_given_makes_the_analysis_right_where_it_was_not(
+    phone: list[dict[str, Any]],
+) -> None:
+    assert {p["scale"] for p in phone} == {3} and len({p["style"] for p in phone}) == 4
+    given = _misjudged(phone, 3)
+    assert [name for name, _ in given] == PHONE_MISSES, given
+    unknown = _misjudged(phone, None)
+    # Unknown, the scale is taken for 2: glyphs redrawn 3 px off look like moves or new ink.
+    assert len(unknown) >= 4 * len(given), unknown
+    # Neither ever hides a real change.
+    assert not [w for w in given + unknown if w[1] == "real change called noise"]
+
+
+def test_the_scale_is_checked_before_anything_is_decoded() -> None:
+    for bad in (0, 0.25, 9, float("nan"), True, "3"):
+        with pytest.raises(InvalidInput, match="scale must be the device scale"):
+            compare(b"not even a png", b"", scale=bad)  # type: ignore[arg-type]
+
+
+def test_at_scales_up_to_2_the_scale_changes_nothing(corpus: list[dict[str, Any]]) -> None:
+    for pair in corpus[::7]:
+        unknown, given = run(pair), run(pair, scale=pair["scale"])
+        assert given.to_dict() == {**unknown.to_dict(), "scale": float(pair["scale"])}
+        assert given.diff_png == unknown.diff_png

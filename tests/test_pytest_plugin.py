@@ -150,3 +150,39 @@ def test_a_server_gets_one_build_per_session_and_the_session_fails_on_changes(
             **environ,
         )
         assert tolerant.ret == 0
+
+
+def test_a_phone_screenshot_is_judged_at_its_device_scale(tmp_path: Path) -> None:
+    # In process (no pytest of its own): the plugin's shot of a page at device scale 3 whose
+    # text was drawn again with letter-spacing 0.01 px off, checked against the first shot.
+    from types import SimpleNamespace
+
+    from playwright.sync_api import sync_playwright
+
+    from tests import style_corpus
+    from viewfinder.pytest_plugin.check import LocalBaselines
+    from viewfinder.pytest_plugin.shots import take
+
+    width, height = style_corpus.PHONE_VIEWPORT
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(FLAGS))
+        page = browser.new_context(
+            viewport={"width": width, "height": height}, device_scale_factor=3
+        ).new_page()
+        shots = []
+        for variant in (None, "glyph_spacing"):
+            page.set_content(style_corpus.html_of("shop", variant), wait_until="load")
+            page.evaluate("() => document.fonts.ready")
+            shots.append(take(page, [], full_page=False, paint=False))
+        browser.close()
+    base, respaced = shots
+    assert base.scale == respaced.scale == 3.0
+    # Taken for scale 2, the glyphs drawn again 3 px off are a change...
+    assert imaging.compare(base.png, respaced.png, ignore_noise=True).changed
+    # ... and the plugin, which knows the scale, passes them as noise.
+    node = SimpleNamespace(path=tmp_path / "test_phone.py", nodeid="test_phone.py::test_shop")
+    check = LocalBaselines(tmp_path / "baselines", tmp_path / "out", update=False)
+    (tmp_path / "baselines" / "test_phone").mkdir(parents=True)
+    (tmp_path / "baselines" / "test_phone" / "shop.png").write_bytes(base.png)
+    check.check(node, "shop", respaced, threshold=0.1, max_diff_ratio=0.0)  # type: ignore[arg-type]
+    assert not (tmp_path / "out").exists()

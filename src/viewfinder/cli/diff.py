@@ -85,6 +85,16 @@ def diff(
             "anti-aliasing, imperceptible colour jitter) as unchanged.",
         ),
     ] = False,
+    scale: Annotated[
+        float | None,
+        Option(
+            help="The device scale both screenshots were taken at: 1 or 2 for most screens, 3 "
+            "for most phones. Above 2 the analysis allows for glyphs drawn further off and "
+            "changes further apart. Unknown, 1 or 2 is assumed.",
+            min=0.5,
+            max=8,
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         Option(help="Write the diff image here when the images differ.", metavar="DIFF.png"),
@@ -110,6 +120,7 @@ def diff(
             masks=masks,
             max_diff_ratio=max_diff_ratio,
             ignore_noise=ignore_noise,
+            scale=scale,
             diff_image=out is not None,
         )
     except ViewfinderError as exc:

@@ -11,10 +11,12 @@ import numpy as np
 from viewfinder.errors import InvalidImage, InvalidInput
 from viewfinder.imaging import _native, diffimage, png
 from viewfinder.imaging.analysis import IDENTICAL, Analysis, analyze, subtle_only
+from viewfinder.imaging.analysis.reach import MAX_SCALE, MIN_SCALE, reach_for
 from viewfinder.imaging.analysis.tint import TINT_MIN_PIXELS, mark_tints
 from viewfinder.imaging.masks import Mask, MaskLike, parse_masks, union_area
 
-# Clusters: cells of 8 px, joined when at most 2 empty cells (16-23 px) apart.
+# Clusters: cells of 8 px, joined when at most 2 empty cells (16-23 px) apart (cells grow with
+# the analysis's reach at device scales above 2).
 REGION_CELL = 8
 REGION_GAP = 2
 MAX_REGIONS = 200
@@ -47,6 +49,7 @@ class Options:
     max_diff_ratio: float = 0.0
     masks: tuple[Mask, ...] = ()
     ignore_noise: bool = False
+    scale: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,7 @@ class Comparison:
                 for m in self.options.masks
             ],
             "ignore_noise": self.options.ignore_noise,
+            "scale": self.options.scale,
             "analysis": self.analysis.to_dict(),
         }
 
@@ -118,6 +122,22 @@ class Comparison:
 def max_delta(threshold: float) -> float:
     """Largest squared YIQ distance still counted as equal (35215 is the metric's maximum)."""
     return 35215 * threshold * threshold
+
+
+def check_scale(value: float | None) -> float | None:
+    """Validate a device scale (device px per CSS px), None when unknown. Raises InvalidInput."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not MIN_SCALE <= value <= MAX_SCALE
+    ):
+        raise InvalidInput(
+            f"scale must be the device scale the screenshots were taken at, a number from "
+            f"{MIN_SCALE:g} to {MAX_SCALE:g} (got {value!r})"
+        )
+    return float(value)
 
 
 def check_unit(name: str, value: float) -> float:
@@ -137,6 +157,7 @@ def compare(
     max_diff_ratio: float = 0.0,
     diff_image: bool = True,
     ignore_noise: bool = False,
+    scale: float | None = None,
     limits: png.Limits = png.DEFAULT_LIMITS,
 ) -> Comparison:
     """Compare two PNG screenshots.
@@ -147,7 +168,9 @@ def compare(
     belong to an area tinted visibly from one colour to another (analysis.tint), however small
     each delta. The result is "changed"
     when changed / compared exceeds ``max_diff_ratio``, unless ``ignore_noise`` is set and the
-    analysis finds only rendering noise.
+    analysis finds only rendering noise. ``scale`` is the device scale both screenshots were
+    taken at (device px per CSS px), when known: above 2 the analysis looks further (see
+    analysis.reach) and changed pixels group into regions over a longer gap.
 
     Raises InvalidInput (bad option), InvalidMask, InvalidImage or ImageTooLarge; nothing is
     decoded before the options and headers have been checked.
@@ -158,7 +181,9 @@ def compare(
         max_diff_ratio=check_unit("max_diff_ratio", max_diff_ratio),
         masks=parse_masks(masks),
         ignore_noise=bool(ignore_noise),
+        scale=check_scale(scale),
     )
+    reach = reach_for(options.scale)
     base_header = png.read_header(base, limits, name="base")
     png.read_header(candidate, limits, name="candidate")
 
@@ -210,7 +235,8 @@ def compare(
         changed += mark_tints(a, b, labels)
     regions: tuple[Region, ...] = ()
     if changed + darker > 0 or not same_size:
-        boxes = _native.regions(labels, _FLAGGED, REGION_CELL, REGION_GAP, MAX_REGIONS)
+        cell = reach.px(REGION_CELL)
+        boxes = _native.regions(labels, _FLAGGED, cell, REGION_GAP, MAX_REGIONS)
         regions = tuple(Region(*box) for box in boxes)
     changed_pixels = sum(r.changed_pixels for r in regions)
     compared = width * height - masked
@@ -226,6 +252,7 @@ def compare(
             [(r.x, r.y, r.width, r.height, r.changed_pixels) for r in regions],
             compared_pixels=compared,
             changed_pixels=changed_pixels,
+            reach=reach,
         )
     ratio = changed_pixels / compared if compared else 0.0
     is_changed = ratio > options.max_diff_ratio and not (options.ignore_noise and analysis.noise)

@@ -66,6 +66,7 @@ class LocalBaselines:
             masks=shot.masks,
             max_diff_ratio=max_diff_ratio,
             ignore_noise=True,
+            scale=shot.scale,
         )
         if not result.changed:
             return

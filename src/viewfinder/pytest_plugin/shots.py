@@ -17,6 +17,7 @@ class Shot:
     png: bytes
     masks: tuple[Mask, ...]  # image pixels
     viewport: str | None  # WIDTHxHEIGHT in CSS px, the story's variant
+    scale: float = 1.0  # device px per CSS px
 
 
 def _page_of(target: Any) -> Any:
@@ -66,4 +67,4 @@ def take(target: Any, masks: Sequence[Any], *, full_page: bool, paint: bool) -> 
     png = target.screenshot(**options)
     size = page.viewport_size
     viewport = f"{size['width']}x{size['height']}" if size else None
-    return Shot(png, tuple(rects), viewport)
+    return Shot(png, tuple(rects), viewport, float(ratio))

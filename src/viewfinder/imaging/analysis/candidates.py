@@ -11,6 +11,9 @@ import numpy as np
 
 from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.model import Box, window
+from viewfinder.imaging.analysis.reach import Reach
+
+NEAR = 64  # px around a region searched at least, however small the region
 
 
 class Translations:
@@ -19,20 +22,20 @@ class Translations:
     ``phase`` from phase correlation, which costs several times more and is needed only when
     the signatures suggest nothing that explains the region."""
 
-    def __init__(self, a: np.ndarray, b: np.ndarray, box: Box) -> None:
-        self.a, self.b, self.box = a, b, box
+    def __init__(self, a: np.ndarray, b: np.ndarray, box: Box, reach: Reach) -> None:
+        self.a, self.b, self.box, self.near = a, b, box, reach.px(NEAR)
 
     @functools.cached_property
     def exact(self) -> set[tuple[int, int]]:
-        a, b, box = self.a, self.b, self.box
-        found = {(0, d) for d in _signature_votes(a, b, box, columns=False)}
-        found |= {(d, 0) for d in _signature_votes(a, b, box, columns=True)}
+        a, b, box, near = self.a, self.b, self.box, self.near
+        found = {(0, d) for d in _signature_votes(a, b, box, near, columns=False)}
+        found |= {(d, 0) for d in _signature_votes(a, b, box, near, columns=True)}
         return self._valid(found)
 
     @functools.cached_property
     def phase(self) -> set[tuple[int, int]]:
         found = set()
-        for dx, dy, step in _phase_peaks(self.a, self.b, self.box):
+        for dx, dy, step in _phase_peaks(self.a, self.b, self.box, self.near):
             # Peaks of a downsampled correlation are refined around their position.
             around = range(-step, step + 1)
             found |= {(dx + i, dy + j) for i in around for j in around}
@@ -55,12 +58,15 @@ def _line_keys(
     return keys, flat
 
 
-def _signature_votes(a: np.ndarray, b: np.ndarray, box: Box, columns: bool) -> list[int]:
+def _signature_votes(
+    a: np.ndarray, b: np.ndarray, box: Box, least: int, columns: bool
+) -> list[int]:
     """Offsets d along y (or x, with ``columns``) for which the candidate's lines across the
     region equal the base's lines d before them, most voted first; lines up to the region's
-    size away are searched. Lines of one flat colour say nothing and are skipped."""
+    size away (``least`` px at least) are searched. Lines of one flat colour say nothing and
+    are skipped."""
     x, y, w, h = box
-    search = max(h, w, 64)
+    search = max(h, w, least)
     if columns:
         lo, hi, limit = x, x + w, a.shape[1]
         first, last = max(lo - search, 0), min(hi + search, limit)
@@ -116,12 +122,12 @@ def _fast_length(n: int) -> int:
     return n
 
 
-def _phase_peaks(a: np.ndarray, b: np.ndarray, box: Box) -> list[tuple[int, int, int]]:
+def _phase_peaks(a: np.ndarray, b: np.ndarray, box: Box, near: int) -> list[tuple[int, int, int]]:
     """Translations suggested by phase correlation of the region's surroundings (coarse for
     large regions, refined later by exact matching)."""
     height, width = a.shape[:2]
     x, y, w, h = box
-    x0, y0, x1, y1 = window(box, max(min(max(w, h), 64), 8), width, height)
+    x0, y0, x1, y1 = window(box, max(min(max(w, h), near), 8), width, height)
     # Correlated at most 256 samples across: a peak is only a candidate, tried exactly within
     # +-step of it, and halving the samples along each axis makes the transforms 4x cheaper
     # (the move search is most of the analysis of a changed line of text).

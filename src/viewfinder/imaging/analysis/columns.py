@@ -11,6 +11,7 @@ import numpy as np
 
 from viewfinder.imaging.analysis.model import Box
 from viewfinder.imaging.analysis.moves import background, ink
+from viewfinder.imaging.analysis.reach import Reach
 
 MIN_ROWS = 12  # rows holding content in both images: fewer say nothing about a column
 AGREE = 0.75  # share of those starting at its edge whose left edge moved by the one offset
@@ -23,17 +24,18 @@ START = 6  # px of a row's content, from its left edge, that must have moved unc
 MAX_SHIFT = 64  # px: further than this a column did not move, its page was rebuilt
 
 
-def column_shift(a: np.ndarray, b: np.ndarray, box: Box) -> int | None:
+def column_shift(a: np.ndarray, b: np.ndarray, box: Box, reach: Reach) -> int | None:
     """The offset dx by which the region's content moved sideways as a column, re-wrapping
     inside it; None when it did not. A centred line whose text changed has its left edge move
     too, but its right edge moves the other way; content removed at the start of a line
     leaves other content at the edge: neither is a column."""
-    if box[2] < 4 * START:
+    start = reach.px(START)
+    if box[2] < 4 * start:
         return None
     colour = background(a, box)
     # The region starts where the first pixel differs, which may be inside the first glyph of
     # a line: its edge is looked for a little further left.
-    pad = min(box[0], START)
+    pad = min(box[0], start)
     x, y, w, h = box[0] - pad, box[1], box[2] + pad, box[3]
     ink_a = ink(a[y : y + h, x : x + w], colour)
     ink_b = ink(b[y : y + h, x : x + w], colour)
@@ -51,7 +53,7 @@ def column_shift(a: np.ndarray, b: np.ndarray, box: Box) -> int | None:
     offsets, counts = np.unique(moved[edge], return_counts=True)
     dx = int(offsets[counts.argmax()])
     agreeing = (moved == dx) & edge
-    if dx == 0 or abs(dx) > min(MAX_SHIFT, w // 3) or agreeing.sum() < AGREE * edge.sum():
+    if dx == 0 or abs(dx) > min(reach.px(MAX_SHIFT), w // 3) or agreeing.sum() < AGREE * edge.sum():
         return None
     right_a = w - 1 - ink_a[rows][:, ::-1].argmax(axis=1)
     right_b = w - 1 - ink_b[rows][:, ::-1].argmax(axis=1)
@@ -59,7 +61,7 @@ def column_shift(a: np.ndarray, b: np.ndarray, box: Box) -> int | None:
         return None  # centred content that grew or shrank (by an odd number of px, perhaps)
     ys = np.flatnonzero(rows)[agreeing] + y
     starts_a, starts_b = left_a[agreeing] + x, left_b[agreeing] + x
-    span = np.arange(START)
+    span = np.arange(start)
     cols_a = np.minimum(starts_a[:, None] + span, a.shape[1] - 1)
     cols_b = np.minimum(starts_b[:, None] + span, b.shape[1] - 1)
     moved_along = (a[ys[:, None], cols_a, :3] == b[ys[:, None], cols_b, :3]).all(axis=(1, 2))

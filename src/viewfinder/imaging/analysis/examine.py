@@ -37,6 +37,7 @@ from viewfinder.imaging.analysis.moves import (
     swept,
 )
 from viewfinder.imaging.analysis.noise import is_noise
+from viewfinder.imaging.analysis.reach import SET, Reach
 from viewfinder.imaging.analysis.signals import Signal
 from viewfinder.imaging.analysis.verdict import conclude
 
@@ -58,6 +59,7 @@ def analyze(
     *,
     compared_pixels: int,
     changed_pixels: int,
+    reach: Reach = SET,
 ) -> Analysis:
     """Explain a changed pair. ``labels`` is the comparison's label plane; moved and noise
     pixels are relabelled in it so the diff image tells them apart."""
@@ -92,7 +94,7 @@ def analyze(
     known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
     plain: list[tuple[int, int, int]] = []  # (place in changes, region, moves known then)
     for number, (x, y, w, h, count, index) in enumerate(examined):
-        found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
+        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach)
         known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
         if len(found) == 1 and _plain(found[0]):
             plain.append((len(changes), number, len(known)))
@@ -107,11 +109,11 @@ def analyze(
         if seen == len(known):
             continue
         x, y, w, h, count, index = examined[number]
-        found = examine(a, b, labels, (x, y, w, h), count, tuple(known))
+        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach)
         if not (len(found) == 1 and _plain(found[0])):
             changes[at : at + 1] = [replace(c, region=index) for c in found]
     if len(changes) == 1 and changes[0].kind == "noise":
-        changes = _nudged(a, b, labels, changes[0])
+        changes = _nudged(a, b, labels, changes[0], reach)
     return conclude(changes, width, height, compared_pixels, changed_pixels)
 
 
@@ -122,6 +124,7 @@ def examine(
     box: Box,
     count: int,
     known: tuple[tuple[int, int], ...],
+    reach: Reach,
     candidates: Translations | None = None,
 ) -> list[Change]:
     """The changes one region holds, relabelling the diff image's moved and noise pixels."""
@@ -131,18 +134,18 @@ def examine(
     if not changed.any():
         return []
     split = candidates is None
-    if is_noise(a, b, changed, box):
+    if is_noise(a, b, changed, box, reach):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
-    text = _text_like(labels, box)
+    text = _text_like(labels, box, reach)
     # (The parts of a region are not tried as glyphs again: the region's glyphs were. Nor is
     # text that a move found elsewhere carried further than a glyph is ever redrawn: the block
     # that pushed its neighbours pushed this one too, and that is cheap to see.)
     if (
         split
         and text
-        and known_move(a, b, changed, box, known, beyond=GLYPH_SHIFT) is None
-        and glyphs_redrawn(a, b, changed, box)
+        and known_move(a, b, changed, box, known, beyond=reach.px(GLYPH_SHIFT)) is None
+        and glyphs_redrawn(a, b, changed, box, reach)
     ):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
@@ -157,16 +160,18 @@ def examine(
     if candidates is None:
         # Computed when first needed, and shared with the region's parts (their windows lie
         # within the region's).
-        candidates = Translations(a, b, box)
-    move = find_move(a, b, changed, box, known, candidates) if count >= MOVE_MIN_PIXELS else None
-    if move is not None and text and max(abs(move.dx), abs(move.dy)) <= GLYPH_SHIFT:
+        candidates = Translations(a, b, box, reach)
+    move = None
+    if count >= reach.area(MOVE_MIN_PIXELS):
+        move = find_move(a, b, changed, box, reach, known, candidates)
+    if move is not None and text and max(abs(move.dx), abs(move.dy)) <= reach.px(GLYPH_SHIFT):
         # Text a pixel or two along, beside ink no displacement explains: the rest of a line
         # reflowed around a changed character. What the eye sees is the character.
         move = None
     if move is not None and (move.dx, move.dy) not in known and not _left(labels, box, move):
         # A vector found nowhere else in the pair must show where the content came from.
         move = None
-    signal = Signal.OVERLAPS if overlapping(move) else None
+    signal = Signal.OVERLAPS if overlapping(move, reach) else None
     if move is not None and accepted(move, changed):
         dx, dy, explained = move.dx, move.dy, move.mask
         view[explained & changed] = _native.LABEL_MOVED
@@ -176,13 +181,13 @@ def examine(
         if move.share < MOVE_EXPLAINED and rest.any():
             # What the move leaves unexplained must be the band of content that pushed it.
             rows = band(rest, dx, dy)
-            if rows is None and moved_and_redrawn(a, b, changed, box, dx, dy):
+            if rows is None and moved_and_redrawn(a, b, changed, box, dx, dy, reach):
                 # No band: the rest is the moved content itself, a fraction of a pixel off.
                 view[changed] = _native.LABEL_MOVED
                 return [Change(x, y, w, h, "move", count, dx, dy, signal=signal)]
             if rows is None:
                 view[explained & changed] = _native.LABEL_CHANGED
-                if split and dy == 0 and column_shift(a, b, box) == dx:
+                if split and dy == 0 and column_shift(a, b, box, reach) == dx:
                     return [Change(x, y, w, h, "move", count, dx, 0, signal=Signal.REWRAPPED)]
                 return [Change(x, y, w, h, "content", count, signal=signal)]
             inserted = np.zeros_like(rest)
@@ -203,10 +208,10 @@ def examine(
         return found
     if same_shapes(a, b, box) and recoloured(a, b, box, changed):
         return [Change(x, y, w, h, "color", count)]
-    if split and (sideways := column_shift(a, b, box)) is not None:
+    if split and (sideways := column_shift(a, b, box, reach)) is not None:
         # Moved as a column, wrapping again inside it: what a person sees is the layout.
         return [Change(x, y, w, h, "move", count, sideways, 0, signal=Signal.REWRAPPED)]
-    pieces = _parts(changed) if split else []
+    pieces = _parts(changed, reach) if split else []
     if len(pieces) <= MAX_PARTS:
         # One region may hold unrelated changes close together (a button recoloured just above
         # text that moved): its parts, where unchanged rows or columns separate them, are
@@ -223,6 +228,7 @@ def examine(
                 (x + px, y + py, pw, ph),
                 int(changed[py : py + ph, px : px + pw].sum()),
                 known,
+                reach,
                 candidates,
             )
         ]
@@ -244,14 +250,14 @@ def _plain(change: Change) -> bool:
     )
 
 
-def _text_like(labels: np.ndarray, box: Box) -> bool:
+def _text_like(labels: np.ndarray, box: Box, reach: Reach) -> bool:
     """No straight edge differs in or around the region, however faintly: glyphs, not a box
     (whose pale background's edge may lie in its padding, outside what changed)."""
     height, width = labels.shape
-    x0, y0, x1, y1 = window(box, EDGE_PAD, width, height)
+    x0, y0, x1, y1 = window(box, reach.px(EDGE_PAD), width, height)
     around = labels[y0:y1, x0:x1]
     differs = (around != _native.LABEL_SAME) & (around != _native.LABEL_MASKED)
-    return not straight_edge(differs & (around != _native.LABEL_SIZE))
+    return not straight_edge(differs & (around != _native.LABEL_SIZE), reach)
 
 
 def _left(labels: np.ndarray, box: Box, move: Move) -> bool:
@@ -271,13 +277,13 @@ def _left(labels: np.ndarray, box: Box, move: Move) -> bool:
     return bool(gone >= LEFT_SHARE * move.mask.sum())
 
 
-def _parts(changed: np.ndarray) -> list[tuple[int, int, int, int]]:
+def _parts(changed: np.ndarray, reach: Reach) -> list[tuple[int, int, int, int]]:
     """Boxes (region-relative) of the bands of ``changed`` that at least SPLIT_GAP unchanged
     rows (or, failing that, columns) separate; fewer than two: nothing to split."""
     for axis in (1, 0):
         used = changed.any(axis=axis)
         lines = np.flatnonzero(used)
-        breaks = np.flatnonzero(np.diff(lines) > SPLIT_GAP)
+        breaks = np.flatnonzero(np.diff(lines) > reach.px(SPLIT_GAP))
         if breaks.size == 0:
             continue
         starts = np.concatenate([[lines[0]], lines[breaks + 1]])
@@ -295,18 +301,22 @@ def _parts(changed: np.ndarray) -> list[tuple[int, int, int, int]]:
     return []
 
 
-def _nudged(a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change) -> list[Change]:
+def _nudged(
+    a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change, reach: Reach
+) -> list[Change]:
     """A lone region explained as sub-pixel motion may be one block moved by a whole pixel:
     that is a layout change, while a sub-pixel offset of the page moves many regions."""
     box = (c.x, c.y, c.width, c.height)
     view = labels[c.y : c.y + c.height, c.x : c.x + c.width]
     changed = view == _native.LABEL_NOISE
-    if _text_like(labels, box):
+    if _text_like(labels, box, reach):
         # A paragraph a pixel off is its glyphs redrawn (see glyphs): even a whole-pixel copy
         # of part of a line is what a text block rotated by 0.02 degree shows, its glyph runs
         # snapped to whole pixels one by one.
         return [c]
-    move = find_move(a, b, changed, box) if c.changed_pixels >= MOVE_MIN_PIXELS else None
+    move = None
+    if c.changed_pixels >= reach.area(MOVE_MIN_PIXELS):
+        move = find_move(a, b, changed, box, reach)
     if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:
         return [c]
     view[changed] = _native.LABEL_MOVED

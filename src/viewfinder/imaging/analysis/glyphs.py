@@ -18,11 +18,14 @@ more holds a box's edge or a rule, and a box moved by a pixel is a layout change
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.model import Box, pixels_of
 from viewfinder.imaging.analysis.noise import NOISE_MOVING, NOISE_STILL, STILL
+from viewfinder.imaging.analysis.reach import Reach
 
 GLYPH_SHIFT = 2  # device px a re-rasterised glyph may be drawn off (1 CSS px at scale 2)
 TILE = 32  # px: a few glyphs, which move together
@@ -37,27 +40,37 @@ PAD = 8  # px of context around a tile for its motion estimate
 # Largest motion residual of a tile: twice the noise test's, as a tile has little context to
 # pin its motion down (small sans-serif text at scale 2 re-rasterised comes to about 80).
 TILE_RESIDUAL = 2 * NOISE_MOVING + 8
-_REACH = range(-GLYPH_SHIFT, GLYPH_SHIFT + 1)
-ORDER = sorted(((dx, dy) for dx in _REACH for dy in _REACH), key=lambda d: abs(d[0]) + abs(d[1]))
 
 
-def straight_edge(changed: np.ndarray) -> bool:
+@functools.cache
+def _order(shift: int) -> list[tuple[int, int]]:
+    """Every displacement of at most ``shift`` px along each axis, shortest first."""
+    steps = range(-shift, shift + 1)
+    return sorted(((dx, dy) for dx in steps for dy in steps), key=lambda d: abs(d[0]) + abs(d[1]))
+
+
+def straight_edge(changed: np.ndarray, reach: Reach) -> bool:
     """Whether the changed pixels run straight along a row or a column for EDGE_RUN px."""
-    return _analysis.straight_run(changed, EDGE_RUN)
+    return _analysis.straight_run(changed, reach.px(EDGE_RUN))
 
 
-def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
+def glyphs_redrawn(
+    a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box, reach: Reach
+) -> bool:
     """Whether a text-like region's changed pixels (no straight_edge) are its glyphs drawn
     again, each tile of them displaced by at most GLYPH_SHIFT px (see the module's docstring)."""
     count = int(changed.sum())
-    if count == 0 or count > MAX_PIXELS:
+    if count == 0 or count > reach.area(MAX_PIXELS):
         return False
+    tile_size = reach.px(TILE)
     ys, xs = pixels_of(changed)
-    columns = changed.shape[1] // TILE + 1
-    tiles = (ys // TILE) * columns + xs // TILE
+    columns = changed.shape[1] // tile_size + 1
+    tiles = (ys // tile_size) * columns + xs // tile_size
     totals = np.bincount(tiles)
     counted = np.flatnonzero(totals >= MIN_TILE)
-    if counted.size < MIN_TILES:
+    # Above the scales the allowances were set for, glyphs redrawn leave a few pixels here and
+    # there, regions of a tile or two: each must still be explained tile by tile.
+    if counted.size < (1 if reach.sparse else MIN_TILES):
         return False
     x, y = box[:2]
     # The busiest tiles first: a change of content fails there, and the rest need not be tried.
@@ -66,23 +79,28 @@ def glyphs_redrawn(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) 
         if group.size == 0:
             continue
         pick = np.flatnonzero(np.isin(tiles, group))
-        found = _search(a, b, ys[pick] + y, xs[pick] + x, tiles[pick], totals)
+        found = _search(a, b, ys[pick] + y, xs[pick] + x, tiles[pick], totals, reach)
         if found is None:
             return False
         # The displacement found, the sub-pixel rest must be smooth motion: the same residual
         # test as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
         # A tile the displacement explains only nearly must be explained closely by it.
         for tile, (dx, dy, near) in found.items():
-            ty0, tx0 = y + (tile // columns) * TILE, x + (tile % columns) * TILE
-            tile_box = (tx0, ty0, min(TILE, x + box[2] - tx0), min(TILE, y + box[3] - ty0))
+            ty0, tx0 = y + (tile // columns) * tile_size, x + (tile % columns) * tile_size
+            tile_box = (
+                tx0,
+                ty0,
+                min(tile_size, x + box[2] - tx0),
+                min(tile_size, y + box[3] - ty0),
+            )
             limit = NOISE_STILL if near else TILE_RESIDUAL
-            if _residual(a, b, tile_box, dx, dy) > limit:
+            if _residual(a, b, tile_box, dx, dy, reach.px(PAD)) > limit:
                 return False
     return True
 
 
 def moved_and_redrawn(
-    a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box, dx: int, dy: int
+    a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box, dx: int, dy: int, reach: Reach
 ) -> bool:
     """Whether a region's changed pixels (``changed``, region-relative) are content moved by
     (dx, dy) and drawn again a fraction of a pixel off: content moved a fractional distance (a
@@ -91,13 +109,13 @@ def moved_and_redrawn(
     drawn again (``glyphs_redrawn``), tile by tile: a word added, or any new ink, is not."""
     height, width = a.shape[:2]
     x, y, w, h = box
-    margin = PAD + GLYPH_SHIFT + 2
+    margin = reach.px(PAD) + reach.px(GLYPH_SHIFT) + 2
     x0, y0 = max(x - margin, 0, dx), max(y - margin, 0, dy)
     x1, y1 = min(x + w + margin, width, width + dx), min(y + h + margin, height, height + dy)
     if x0 > x or y0 > y or x1 < x + w or y1 < y + h:
         return False  # it came from beyond the image's edge
     moved_back = a[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
-    return glyphs_redrawn(moved_back, b[y0:y1, x0:x1], changed, (x - x0, y - y0, w, h))
+    return glyphs_redrawn(moved_back, b[y0:y1, x0:x1], changed, (x - x0, y - y0, w, h), reach)
 
 
 def _search(
@@ -107,15 +125,16 @@ def _search(
     xs: np.ndarray,
     tiles: np.ndarray,
     totals: np.ndarray,
+    reach: Reach,
 ) -> dict[int, tuple[int, int, bool]] | None:
     """The displacement of at most GLYPH_SHIFT px that explains each tile of the changed
     pixels at (ys, xs), and whether it does so only nearly; None when a tile has none. A pixel
     is explained by (dx, dy) when the candidate's colour lies within the base's 3x3 range at
     p - d, and the base's within the candidate's at p + d."""
     height, width = a.shape[:2]
-    reach = GLYPH_SHIFT + 1
-    x0, y0 = max(int(xs.min()) - reach, 0), max(int(ys.min()) - reach, 0)
-    x1, y1 = min(int(xs.max()) + reach + 1, width), min(int(ys.max()) + reach + 1, height)
+    shift = reach.px(GLYPH_SHIFT)
+    x0, y0 = max(int(xs.min()) - shift - 1, 0), max(int(ys.min()) - shift - 1, 0)
+    x1, y1 = min(int(xs.max()) + shift + 2, width), min(int(ys.max()) + shift + 2, height)
     area_a = a[y0:y1, x0:x1, :3].astype(np.int16)
     area_b = b[y0:y1, x0:x1, :3].astype(np.int16)
     lo_a, hi_a = _envelope(area_a)
@@ -129,7 +148,7 @@ def _search(
     # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
     allowed = np.maximum(2.01, TILE_MISSES * totals)
     pick = np.arange(ys.size)
-    for dx, dy in ORDER:  # shortest first: a tile takes the first that explains it
+    for dx, dy in _order(shift):  # shortest first: a tile takes the first that explains it
         if pick.size == 0:
             break
         in_tile = tiles[pick]
@@ -157,15 +176,15 @@ def _search(
     return found
 
 
-def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int) -> float:
+def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int, pad: int) -> float:
     """The noise test's motion residual of a tile, the base displaced by (dx, dy) first."""
     height, width = a.shape[:2]
     x, y, w, h = box
     # A window around the tile that lies inside both images once displaced.
-    x0 = max(x - PAD, dx, 0)
-    y0 = max(y - PAD, dy, 0)
-    x1 = min(x + w + PAD, width + min(dx, 0), width)
-    y1 = min(y + h + PAD, height + min(dy, 0), height)
+    x0 = max(x - pad, dx, 0)
+    y0 = max(y - pad, dy, 0)
+    x1 = min(x + w + pad, width + min(dx, 0), width)
+    y1 = min(y + h + pad, height + min(dy, 0), height)
     wb = np.ascontiguousarray(b[y0:y1, x0:x1])
     wa = np.ascontiguousarray(a[y0 - dy : y1 - dy, x0 - dx : x1 - dx])
     inside = (x - x0, y - y0, x - x0 + w, y - y0 + h)

@@ -13,6 +13,7 @@ from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.candidates import Translations
 from viewfinder.imaging.analysis.glyphs import TOLERANCE
 from viewfinder.imaging.analysis.model import Box, pixels_of, window
+from viewfinder.imaging.analysis.reach import Reach
 
 MOVE_EXPLAINED = 0.9  # share of changed pixels a translation must explain to be a move
 MOVE_PARTIAL = 0.4  # ... to be a move beside a band of inserted content
@@ -71,6 +72,7 @@ def find_move(
     b: np.ndarray,
     changed: np.ndarray,
     box: Box,
+    reach: Reach,
     known: tuple[tuple[int, int], ...] = (),
     candidates: Translations | None = None,
 ) -> Move | None:
@@ -85,7 +87,7 @@ def find_move(
 
     best = _known(a, b, ys, xs, known)
     if best is None:
-        source = candidates or Translations(a, b, box)
+        source = candidates or Translations(a, b, box, reach)
         # Known moves stay in the running: beside the band of content that pushed it, a move
         # explains only part of a region.
         best = _exact(a, b, ys, xs, source.exact | set(known))
@@ -97,7 +99,7 @@ def find_move(
     found = explained_share(a, b, ys, xs, dx, dy)
     arrived = found.arrived
     # Background matches background anywhere: a "move" that carries no content is none.
-    if arrived.sum() < MOVE_MIN_PIXELS or not found.content:
+    if arrived.sum() < reach.area(MOVE_MIN_PIXELS) or not found.content:
         return None
     mask = np.zeros((h, w), bool)
     mask[ys[arrived] - y, xs[arrived] - x] = True
@@ -275,12 +277,12 @@ def accepted(move: Move | None, changed: np.ndarray) -> bool:
     return move.share >= MOVE_PARTIAL or band(changed & ~move.mask, move.dx, move.dy) is not None
 
 
-def overlapping(move: Move | None) -> bool:
+def overlapping(move: Move | None, reach: Reach) -> bool:
     """The moved content now covers content that stayed where it was."""
     return (
         move is not None
-        and max(abs(move.dx), abs(move.dy)) >= OVERLAP_SHIFT
-        and move.covered >= max(MOVE_MIN_PIXELS, OVERLAP * move.ink)
+        and max(abs(move.dx), abs(move.dy)) >= reach.px(OVERLAP_SHIFT)
+        and move.covered >= max(reach.area(MOVE_MIN_PIXELS), OVERLAP * move.ink)
     )
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.model import Box, window
+from viewfinder.imaging.analysis.reach import Reach
 
 PAD = 32  # context around a region for the motion estimate
 NOISE_MOVING = 41.0  # largest residual of a region whose surroundings moved sub-pixel
@@ -25,11 +26,13 @@ FLIP_PLAIN = 32.0  # luma change of a stroke drawn on a plain neighbourhood (twi
 FLIPS = 2  # flipped pixels that make a region content
 
 
-def noise_residual(a: np.ndarray, b: np.ndarray, box: Box) -> tuple[float, float, float]:
+def noise_residual(
+    a: np.ndarray, b: np.ndarray, box: Box, reach: Reach
+) -> tuple[float, float, float]:
     """(largest residual inside the box after motion compensation, motion in px, largest
     residual inside the box with no motion)."""
     height, width = a.shape[:2]
-    area = window(box, PAD, width, height)
+    area = window(box, reach.px(PAD), width, height)
     x0, y0 = area[:2]
     x, y, bw, bh = box
     inside = (x - x0, y - y0, x - x0 + bw, y - y0 + bh)
@@ -54,12 +57,12 @@ def in_envelope(
     return _analysis.envelope(a, b, changed, box[0], box[1], skip_edges)
 
 
-def is_noise(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box) -> bool:
+def is_noise(a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box, reach: Reach) -> bool:
     # The envelope test is cheap and fails fast on new ink; its edge-skipping form is implied
     # by the strict one, so it can go first whatever the motion turns out to be.
     if not in_envelope(a, b, changed, box, skip_edges=True):
         return False
-    residual, motion, unmoved = noise_residual(a, b, box)
+    residual, motion, unmoved = noise_residual(a, b, box, reach)
     if residual > (NOISE_STILL if motion < STILL else NOISE_MOVING):
         return False
     # A motion that leaves as much as no motion does explains nothing (a faint line drawn
