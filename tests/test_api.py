@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
-from tests.conftest import Keys, shot
+from tests.conftest import Keys, drain, shot
 from viewfinder.app import create_app
 from viewfinder.services.env import Env
+from viewfinder.store.models import Image
 
 
 @pytest.fixture
@@ -194,3 +196,52 @@ def test_names_in_the_pr_comment_cannot_add_images_or_links(client: TestClient, 
     # Every "](" of the name is escaped: the only image is Viewfinder's own link.
     assert not re.search(r"(?<!\\)\]\(https://evil", comment["markdown"])
     assert len(re.findall(r"(?<!\\)\]\(http", comment["markdown"])) == 1
+
+
+def test_a_phone_screenshot_uploaded_with_its_scale_is_judged_at_it(
+    client: TestClient, keys: Keys, env: Env
+) -> None:
+    # Text drawn again with letter-spacing 0.01 px off, on a phone at device scale 3: rendering
+    # noise, which the analysis sees as such only when told the scale.
+    from tests import style_corpus
+
+    pairs = {p["name"]: p for p in style_corpus.ensure_phone()}
+    pair = pairs["shop-light-3x/glyph_spacing"]
+    base, respaced = (
+        (style_corpus.PHONE_OUT / pair[side]).read_bytes() for side in ("base", "candidate")
+    )
+    states = {}
+    for commit, png in (("aaa1", base), ("bbb2", respaced)):
+        build = client.post("/api/v1/builds", json={"commit_sha": commit}, headers=auth(keys, "ci"))
+        url = f"/api/v1/builds/{build.json()['id']}/stories"
+        told = client.put(
+            url, params={"name": "told", "scale": 3}, content=png, headers=auth(keys, "ci")
+        )
+        files = [("file", ("untold", png, "image/png"))]
+        untold = client.post(url, files=files, headers=auth(keys, "ci"))
+        assert told.status_code == 201 and untold.status_code == 201, (told.text, untold.text)
+        client.post(f"{url.rsplit('/', 1)[0]}/finalize", headers=auth(keys, "ci"))
+        drain(env)
+        stories = client.get(url, params={"state": "unchanged"}, headers=auth(keys, "agent"))
+        states[commit] = {s["name"] for s in stories.json()["items"]}
+    assert states["bbb2"] == {"told"}  # "untold" awaits review as a change
+    with env.db.read() as s:
+        scales = {(i.name, i.scale) for i in s.scalars(select(Image))}
+    assert scales == {("told", 3.0), ("untold", None)}
+
+
+def test_a_scale_out_of_range_is_refused_and_nothing_is_stored(
+    client: TestClient, keys: Keys
+) -> None:
+    build = client.post("/api/v1/builds", json={"commit_sha": "abcd"}, headers=auth(keys, "ci"))
+    url = f"/api/v1/builds/{build.json()['id']}/stories"
+    put = client.put(
+        url, params={"name": "x", "scale": 9}, content=shot(), headers=auth(keys, "ci")
+    )
+    assert_error(put, 400, "invalid_input", "scale")
+    files = [("file", ("x", shot(), "image/png"))]
+    for bad in ("nan", "three", "0"):
+        posted = client.post(url, files=files, data={"scale": bad}, headers=auth(keys, "ci"))
+        assert_error(posted, 400, "invalid_input", "scale")
+    listed = client.get(url, params={"state": "new"}, headers=auth(keys, "agent"))
+    assert listed.json()["items"] == []

@@ -3,6 +3,7 @@ a change, accept it as an agent, approve it as a person, and see the next build 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,3 +104,32 @@ def test_upload_review_and_approve_a_build(server: Server, tmp_path: Path) -> No
     assert "home" in {s["name"] for s in stories["items"]}
     # login was accepted by the agent but never approved: its baseline is still the old one.
     assert third["counts"]["changed"] == 1
+
+
+def test_a_phone_build_uploaded_with_its_scale_passes_text_drawn_again(
+    server: Server, tmp_path: Path
+) -> None:
+    from tests import style_corpus
+
+    pairs = {p["name"]: p for p in style_corpus.ensure_phone()}
+    pair = pairs["shop-dark-3x/glyph_spacing"]
+    base, respaced = (
+        (style_corpus.PHONE_OUT / pair[side]).read_bytes() for side in ("base", "candidate")
+    )
+    changed = {}
+    for told, commits in ((["--scale", "3"], ("c3c3c3c3", "d4d4d4d4")), ([], ("e5e5", "f6f6"))):
+        name = "phone/told" if told else "phone/untold"
+        for commit, data in zip(commits, (base, respaced), strict=True):
+            folder = write(tmp_path / commit, {name: data})
+            # An upload reports the stories of the server's last build that it lacks removed,
+            # so its exit code says nothing here.
+            args = ("upload", folder, "--commit", commit, "--wait", "--json", *told)
+            done = server.run(*args, key="ci")
+            assert done.returncode in (0, 1), done.stderr
+            build = json.loads(done.stdout)
+            assert build["status"] == "done"
+        changed[name] = build["counts"]["changed"]
+    # Told the scale, the text drawn again is rendering noise: unchanged; untold, a change.
+    assert changed == {"phone/told": 0, "phone/untold": 1}
+    refused = server.run("upload", folder, "--commit", "a0a0", "--scale", "9", key="ci")
+    assert refused.returncode == 2 and "--scale" in refused.stderr

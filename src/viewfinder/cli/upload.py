@@ -55,7 +55,11 @@ def batches(stories: list[tuple[str, Path]]) -> list[list[tuple[str, Path]]]:
 
 
 def _post_batch(
-    client: Client, build_id: str, batch: list[tuple[str, Path]], variant: str | None
+    client: Client,
+    build_id: str,
+    batch: list[tuple[str, Path]],
+    variant: str | None,
+    scale: float | None,
 ) -> None:
     files = []
     for name, path in batch:
@@ -70,7 +74,8 @@ def _post_batch(
             "POST",
             f"/builds/{segment(build_id)}/stories",
             files=files,
-            data={"variant": variant} if variant else None,
+            data={k: str(v) for k, v in (("variant", variant), ("scale", scale)) if v is not None}
+            or None,
             retry=True,
         )
     except ClientError as exc:
@@ -87,6 +92,7 @@ def _upload_all(
     build_id: str,
     stories: list[tuple[str, Path]],
     variant: str | None,
+    scale: float | None,
     concurrency: int,
 ) -> None:
     # Here rather than at the top: `viewfinder --help` imports this module for its one line.
@@ -96,7 +102,7 @@ def _upload_all(
         task = bar.add_task("uploading", total=len(stories))
         futures = []
         for batch in batches(stories):
-            future = pool.submit(_post_batch, client, build_id, batch, variant)
+            future = pool.submit(_post_batch, client, build_id, batch, variant, scale)
             future.add_done_callback(functools.partial(_advance, bar, task, len(batch)))
             futures.append(future)
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
@@ -209,6 +215,16 @@ def upload(
             metavar="WxH", help="Viewport of every story, e.g. 1280x800.", show_default=False
         ),
     ] = None,
+    scale: Annotated[
+        float | None,
+        typer.Option(
+            help="The device scale every screenshot was taken at (3 on most phones): above 2 "
+            "the change analysis allows for glyphs drawn further off.",
+            min=0.5,
+            max=8,
+            show_default=False,
+        ),
+    ] = None,
     wait_for: Annotated[
         bool, typer.Option("--wait", help="Wait for the comparisons and exit by the verdict.")
     ] = False,
@@ -290,7 +306,7 @@ def upload(
         if captured:
             _upload_captured(client, build_id, captured)
         else:
-            _upload_all(client, build_id, stories, viewport, concurrency)
+            _upload_all(client, build_id, stories, viewport, scale, concurrency)
         build = client.post(f"/builds/{segment(build_id)}/finalize", retry=True)
         if wait_for and build["status"] != "done":
             build = _wait_done(client, build_id, timeout)

@@ -85,7 +85,7 @@ class RemoteBuild:
             client.request(
                 "PUT",
                 f"/builds/{segment(self.build_id or '')}/stories",
-                params={"name": name, "variant": shot.viewport},
+                params={"name": name, "variant": shot.viewport, "scale": shot.scale},
                 content=shot.png,
                 retry=True,  # the same bytes under the same name are stored once
             )

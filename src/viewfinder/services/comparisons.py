@@ -246,6 +246,9 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
         base = s.get(Image, row.base_image_id) if row.base_image_id else None
         assert candidate is not None and base is not None
         masks, ratio, threshold = list(row.masks), row.max_diff_ratio, row.threshold
+        # The candidate's scale, else the base's: a pair is taken at one scale (or the sizes
+        # differ and say so).
+        scale = candidate.scale if candidate.scale is not None else base.scale
         candidate_sha, base_sha = candidate.sha256, base.sha256
         project = s.get(Project, row.project_id)
         ignore_noise = project.ignore_noise if project is not None else True
@@ -259,6 +262,7 @@ def run(env: Env, comparison_id: str, job_id: int | None = None) -> bool:
             masks=masks,
             max_diff_ratio=ratio,
             ignore_noise=ignore_noise,
+            scale=scale,
             limits=limits,
         )
     except ViewfinderError as exc:  # unreadable or oversized image: a result, not a crash

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
+from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -35,6 +36,9 @@ class ImageRecord(Record):
     variant: str
     width: int | None
     height: int | None
+    scale: float | None = Field(
+        description="The device scale it was taken at (device px per CSS px), when given."
+    )
     size: int
     media_type: str
     sha256: str
@@ -147,6 +151,7 @@ class NewImage:
     context_id: str | None = None
     commit_sha: str | None = None
     tags: tuple[str, ...] = ()
+    scale: float | None = None  # device px per CSS px, checked (imaging.check_scale)
 
 
 def insert_images(
@@ -162,6 +167,7 @@ def insert_images(
             size=len(file.data),
             width=file.width,
             height=file.height,
+            scale=meta.scale,
             name=meta.name,
             variant=meta.variant,
             source=meta.source,
@@ -201,6 +207,7 @@ def image_record(env: Env, image: Image) -> ImageRecord:
         variant=image.variant,
         width=image.width,
         height=image.height,
+        scale=image.scale,
         size=image.size,
         media_type=image.media_type,
         sha256=image.sha256,

@@ -182,6 +182,8 @@ class Image(Base):
     size: Mapped[int] = mapped_column(BigInteger)
     width: Mapped[int | None]
     height: Mapped[int | None]
+    # Device px per CSS px, when the uploader said: the analysis looks further above 2.
+    scale: Mapped[float | None] = mapped_column(Float)
     name: Mapped[str] = mapped_column(String(200))
     variant: Mapped[str] = mapped_column(String(100), default="")
     source: Mapped[str] = mapped_column(String(10))  # build | push

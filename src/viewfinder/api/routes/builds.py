@@ -9,6 +9,7 @@ from viewfinder.api.deps import PNG_BODY, ActorDep, EnvDep, op, read_body, read_
 from viewfinder.api.fields import (
     NAME,
     REPO,
+    SCALE,
     VIEWPORT,
     Branch,
     BranchQuery,
@@ -20,6 +21,7 @@ from viewfinder.api.fields import (
     text,
 )
 from viewfinder.errors import InvalidInput
+from viewfinder.imaging.analysis.reach import MAX_SCALE, MIN_SCALE
 from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.offloop import call
 from viewfinder.services import builds, reviews
@@ -145,6 +147,7 @@ async def upload_story(
             json_schema_extra=text(builds.FAILURE_MAX),
         ),
     ] = None,
+    scale: Annotated[float | None, Query(description=SCALE, ge=MIN_SCALE, le=MAX_SCALE)] = None,
 ) -> StoryRecord:
     """Upload one story's PNG (the request body) and request its comparison."""
     data = await read_body(request, env.settings.max_image_bytes)
@@ -157,6 +160,7 @@ async def upload_story(
         variant=variant,
         data=data,
         failure=failure,
+        scale=scale,
     )
 
 
@@ -181,6 +185,12 @@ BATCH_BODY = {
                             "description": "Viewport WIDTHxHEIGHT.",
                             **VIEWPORT,
                         },
+                        "scale": {
+                            "type": "number",
+                            "minimum": MIN_SCALE,
+                            "maximum": MAX_SCALE,
+                            "description": SCALE,
+                        },
                     },
                 }
             }
@@ -204,18 +214,34 @@ async def upload_stories(
     )
     try:
         variant = form.get("variant")
+        scale = _form_scale(form.get("scale"))
         uploads = []
         for part in form.getlist("file"):
             if isinstance(part, str) or not part.filename:
                 raise InvalidInput("each `file` part needs a filename: the story's name")
             uploads.append(
                 builds.StoryUpload(
-                    part.filename, variant if isinstance(variant, str) else None, await part.read()
+                    part.filename,
+                    variant if isinstance(variant, str) else None,
+                    await part.read(),
+                    scale=scale,
                 )
             )
     finally:
         await form.close()
     return await call(builds.add_stories, env, actor, build_id, uploads)
+
+
+def _form_scale(value: object) -> float | None:
+    """The form's ``scale`` field as a number (its range is checked with the upload)."""
+    if value is None or value == "":
+        return None
+    try:
+        return float(str(value))
+    except ValueError:
+        raise InvalidInput(
+            f"scale {value!r} is not a number: give the device scale, such as 2 or 3"
+        ) from None
 
 
 @router.post("/builds/{build_id}/finalize", **op("finalize_build"))

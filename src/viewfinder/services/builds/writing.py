@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from viewfinder.errors import Conflict, InvalidInput
 from viewfinder.ids import new_id
+from viewfinder.imaging.compare import check_scale
 from viewfinder.jobs import registry
 from viewfinder.services import (
     baselines,
@@ -158,6 +159,7 @@ class StoryUpload:
     # Set when the screenshot could not be taken: ``data`` is a placeholder saying why, and
     # the story is failed with this reason instead of compared.
     failure: str | None = None
+    scale: float | None = None  # the device scale it was taken at, when known
 
 
 MAX_BATCH = 200
@@ -173,10 +175,12 @@ def add_story(
     variant: str | None,
     data: bytes,
     failure: str | None = None,
+    scale: float | None = None,
 ) -> StoryRecord:
     """Upload one story's screenshot (or, with ``failure``, the placeholder of one that could
     not be taken); see add_stories."""
-    return add_stories(env, actor, build_id, [StoryUpload(name, variant, data, failure)])[0]
+    upload = StoryUpload(name, variant, data, failure, scale)
+    return add_stories(env, actor, build_id, [upload])[0]
 
 
 def add_stories(
@@ -192,9 +196,11 @@ def add_stories(
     known = images.known_blobs(env, (u.data for u in uploads))
     checked: list[tuple[str, str, images.CheckedFile]] = []
     failures: dict[tuple[str, str], str] = {}
+    scales: dict[tuple[str, str], float | None] = {}
     for upload in uploads:
         name = images.check_name(upload.name)
         variant = images.check_viewport(upload.variant)
+        scales[(name, variant)] = check_scale(upload.scale)
         what = f"story {name!r}"
         checked.append((name, variant, images.check_png(env, upload.data, what=what, known=known)))
         if upload.failure is not None:
@@ -208,7 +214,7 @@ def add_stories(
         _get_build(s, actor, build_id)
     claimed = storage.claim(env, actor.project_id, [f for _, _, f in checked])
     try:
-        return _insert_stories(env, actor, build_id, checked, keys, failures)
+        return _insert_stories(env, actor, build_id, checked, keys, failures, scales)
     except BaseException:
         storage.forget(env, claimed)
         raise
@@ -221,6 +227,7 @@ def _insert_stories(
     checked: list[tuple[str, str, images.CheckedFile]],
     keys: list[tuple[str, str]],
     failures: dict[tuple[str, str], str],
+    scales: dict[tuple[str, str], float | None],
 ) -> list[StoryRecord]:
     with env.db.write() as s:
         build = _get_build(s, actor, build_id, lock="share")
@@ -244,7 +251,18 @@ def _insert_stories(
             s,
             actor,
             [
-                (file, images.NewImage(name, variant, "build", build.id, None, build.commit_sha))
+                (
+                    file,
+                    images.NewImage(
+                        name,
+                        variant,
+                        "build",
+                        build.id,
+                        None,
+                        build.commit_sha,
+                        scale=scales[(name, variant)],
+                    ),
+                )
                 for name, variant, file in fresh
             ],
         )
