@@ -97,6 +97,8 @@ def test_max_diff_ratio_turns_a_small_change_into_unchanged(images: tuple[Path, 
         (["{b}", "{c}", "--mask", "1,2,3"], "is not X,Y,WIDTH,HEIGHT"),
         (["{b}", "{c}", "--mask", "0,0,0,4"], "[invalid_mask] mask 1: width must be between 1"),
         (["{b}", "{c}", "--threshold", "3"], "Invalid value for '--threshold'"),
+        (["{b}", "{c}", "--scale", "9"], "[invalid_input] scale must be the device scale"),
+        (["{b}", "{c}", "--scale", "three"], "Invalid value for '--scale'"),
         (["{b}"], "Missing argument"),
     ],
 )

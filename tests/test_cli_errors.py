@@ -62,6 +62,12 @@ def test_refusals_the_cli_makes_before_calling_the_server(files: dict[str, Path]
     )
     refused(local("usage"), "no API key: set VIEWFINDER_KEY")
     nobody = f"http://127.0.0.1:{free_port()}"
+    # Checked before the server is called (none listens here): no build is opened.
+    bad_scale = "error: [invalid_input] scale must be the device scale"
+    upload = ("upload", files["png"].parent, "--commit", "abcd", "--scale", "12")
+    refused(local(*upload, "--url", nobody, **key), bad_scale)
+    push = ("push", files["png"], "--name", "x", "--context", "y", "--scale", "0.1")
+    refused(local(*push, "--url", nobody, **key), bad_scale)
     refused(
         local("usage", "--url", nobody, **key),
         f"error: cannot reach Viewfinder at {nobody}: is `viewfinder serve` running? "

@@ -120,3 +120,33 @@ def test_a_cut_jpeg_is_refused_and_nothing_is_kept(env: Env, keys: Keys) -> None
     with pytest.raises(InvalidImage, match="corrupt or cut short"):
         pushes.push(env, keys.ci, cut, name="photo", context_key="x")
     assert images.usage(env, keys.ci).images == 0
+
+
+def test_a_phone_screenshot_pushed_with_its_scale_is_compared_at_it(env: Env, keys: Keys) -> None:
+    from tests import style_corpus
+
+    pair = {p["name"]: p for p in style_corpus.ensure_phone()}["landing-light-3x/glyph_spacing"]
+    base, respaced = (
+        (style_corpus.PHONE_OUT / pair[side]).read_bytes() for side in ("base", "candidate")
+    )
+    outcomes = {}
+    for name, scale in (("told", 3.0), ("untold", None)):
+        pushes.push(env, keys.ci, base, name=name, context_key="app", compare=True, scale=scale)
+        second = pushes.push(
+            env,
+            keys.ci,
+            respaced,
+            name=name,
+            context_key="app",
+            compare=True,
+            scale=scale,
+            wait_seconds=0,
+        )
+        drain(env)
+        diff = diffs.latest_for_image(env, keys.ci, second.image_id)
+        assert diff is not None
+        outcomes[name] = diff.outcome
+        assert images.get_image(env, keys.ci, second.image_id).scale == scale
+    assert outcomes == {"told": "unchanged", "untold": "changed"}
+    with pytest.raises(InvalidInput, match="scale must be the device scale"):
+        pushes.push(env, keys.ci, base, name="bad", context_key="app", scale=0.1)

@@ -38,10 +38,7 @@ REPO = {"pattern": contexts.REPO_PATTERN, "maxLength": 200}
 PR = {"minimum": 1, "maximum": contexts.PR_MAX}
 VIEWPORT = {"pattern": images.VIEWPORT_PATTERN}
 NAME = line(images.NAME_MAX)
-SCALE = (
-    "The device scale the screenshot was taken at (device px per CSS px: 3 on most phones); "
-    "above 2 the change analysis allows for glyphs drawn further off. Unknown, 1 or 2."
-)
+SCALE = images.SCALE_HELP
 
 CommitSha = Annotated[
     str, Field(description="The commit (4 to 40 hex digits).", json_schema_extra=SHA)

@@ -16,6 +16,7 @@ from viewfinder.cli.output import (
     reader_gone,
 )
 from viewfinder.cli.params import Argument, BadValue, Option, plain
+from viewfinder.cli.scale import HELP as scale_help
 from viewfinder.errors import ImageTooLarge, ViewfinderError
 
 if TYPE_CHECKING:
@@ -87,13 +88,7 @@ def diff(
     ] = False,
     scale: Annotated[
         float | None,
-        Option(
-            help="The device scale both screenshots were taken at: 1 or 2 for most screens, 3 "
-            "for most phones. Above 2 the analysis allows for glyphs drawn further off and "
-            "changes further apart. Unknown, 1 or 2 is assumed.",
-            min=0.5,
-            max=8,
-        ),
+        Option(help=scale_help),
     ] = None,
     out: Annotated[
         Path | None,

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from viewfinder.cli import scale as device_scale
 from viewfinder.cli.client import (
     DEFAULT_URL,
     Client,
@@ -87,6 +88,7 @@ def push(
     viewport: Annotated[
         str | None, typer.Option(metavar="WxH", help="e.g. 1280x800.", show_default=False)
     ] = None,
+    scale: Annotated[float | None, typer.Option(help=device_scale.HELP, show_default=False)] = None,
     commit: Annotated[
         str | None,
         typer.Option(metavar="SHA", help="Default: `git rev-parse HEAD`.", show_default=False),
@@ -121,6 +123,7 @@ def push(
     With --compare: exit 1 when it changed or the comparison failed, else 0.
     """
     where = context_of(pr, repo, context, context_type)
+    scale = device_scale.checked(scale)
     try:
         data = file.read_bytes()
     except OSError as exc:
@@ -130,6 +133,7 @@ def push(
         "name": name,
         "context_label": label,
         "viewport": viewport,
+        "scale": scale,
         "commit_sha": commit or head_commit(),
         "tags": tag or None,
         "compare": compare or None,

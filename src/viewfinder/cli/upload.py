@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from viewfinder.cli import scale as device_scale
 from viewfinder.cli import storybook
 from viewfinder.cli.client import (
     DEFAULT_URL,
@@ -217,13 +218,7 @@ def upload(
     ] = None,
     scale: Annotated[
         float | None,
-        typer.Option(
-            help="The device scale every screenshot was taken at (3 on most phones): above 2 "
-            "the change analysis allows for glyphs drawn further off.",
-            min=0.5,
-            max=8,
-            show_default=False,
-        ),
+        typer.Option(help=device_scale.HELP, show_default=False),
     ] = None,
     wait_for: Annotated[
         bool, typer.Option("--wait", help="Wait for the comparisons and exit by the verdict.")
@@ -278,6 +273,7 @@ def upload(
     With --wait: exit 0 when nothing changed (new stories are not changes), 1 on changes or
     failed comparisons, 2 on errors.
     """
+    scale = device_scale.checked(scale)
     captured: list[Captured] = []
     if storybook:
         captured = _capture_storybook(directory, stories_glob, storybook_viewports or [])

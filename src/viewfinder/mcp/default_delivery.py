@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from viewfinder.imaging.analysis.reach import MAX_SCALE, MIN_SCALE
 from viewfinder.mcp.common import read_image
 from viewfinder.mcp.default_fields import ContextSelector, Cursor, Limit, Markdown, Repo
 from viewfinder.mcp.tooling import Call, ToolSpec
@@ -19,7 +20,7 @@ from viewfinder.services import (
 )
 from viewfinder.services.baselines import BaselineRecord
 from viewfinder.services.contexts import CloseResult
-from viewfinder.services.images import ImageRecord
+from viewfinder.services.images import SCALE_HELP, ImageRecord
 from viewfinder.services.prs import Changeset
 from viewfinder.services.pushes import PushResult
 from viewfinder.services.records import Page
@@ -33,6 +34,7 @@ class Push(ContextSelector):
     name: str = Field(description="Logical name, e.g. home or checkout@mobile.")
     context_label: str | None = Field(None, description="A human-friendly context name.")
     viewport: str | None = Field(None, description="WIDTHxHEIGHT, e.g. 1280x800.")
+    scale: float | None = Field(None, ge=MIN_SCALE, le=MAX_SCALE, description=SCALE_HELP)
     commit_sha: str | None = None
     tags: list[str] = Field(default_factory=list)
     compare: bool = Field(False, description="Compare with the baseline and wait up to 30 s.")
@@ -59,6 +61,7 @@ def _push(call: Call, args: Push) -> PushResult:
         repo=args.repo,
         commit_sha=args.commit_sha,
         viewport=args.viewport,
+        scale=args.scale,
         tags=args.tags,
         compare=args.compare,
         max_diff_ratio=args.max_diff_ratio,

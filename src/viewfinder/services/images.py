@@ -62,6 +62,10 @@ class UsageRecord(Record):
 
 
 NAME_MAX = 200
+SCALE_HELP = (
+    "The device scale the screenshot was taken at (device px per CSS px: 3 on most phones); "
+    "above 2 the change analysis allows for glyphs drawn further off. Unknown, 1 or 2."
+)
 VIEWPORT_PATTERN = r"^[1-9][0-9]{0,4}x[1-9][0-9]{0,4}$"
 _VIEWPORT = re.compile(VIEWPORT_PATTERN)
 _MEDIA = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp"}

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from viewfinder.errors import InvalidInput
 from viewfinder.imaging import Mask
-from viewfinder.imaging.compare import check_unit
+from viewfinder.imaging.compare import check_scale, check_unit
 from viewfinder.imaging.masks import MaskLike, parse_masks
 from viewfinder.services import comparisons, contexts, diffs, images, permissions, storage
 from viewfinder.services.diffs import DiffRecord
@@ -53,6 +53,7 @@ def push(
     repo: str | None = None,
     commit_sha: str | None = None,
     viewport: str | None = None,
+    scale: float | None = None,
     tags: Iterable[str] = (),
     compare: bool = False,
     max_diff_ratio: float = 0.0,
@@ -68,6 +69,7 @@ def push(
     permissions.require(actor, "push")
     name = images.check_name(name)
     variant = images.check_viewport(viewport)
+    scale = check_scale(scale)
     ratio = check_unit("max_diff_ratio", max_diff_ratio)
     mask_list = parse_masks(masks)
     if mask_list or ratio > 0:
@@ -92,7 +94,12 @@ def push(
         file=file,
         context=(ctype, key, ctx_repo, ctx_pr, context_label),
         meta=images.NewImage(
-            name=name, variant=variant, source="push", commit_sha=commit_sha, tags=tuple(tag_list)
+            name=name,
+            variant=variant,
+            source="push",
+            commit_sha=commit_sha,
+            tags=tuple(tag_list),
+            scale=scale,
         ),
         compare=compare,
         masks=mask_list,

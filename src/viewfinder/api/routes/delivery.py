@@ -11,6 +11,7 @@ from viewfinder.api.deps import IMAGE_BODY, ActorDep, EnvDep, op, read_body
 from viewfinder.api.fields import (
     NAME,
     REPO,
+    SCALE,
     SHA,
     VIEWPORT,
     NameQuery,
@@ -20,6 +21,7 @@ from viewfinder.api.fields import (
     RepoNamePath,
     line,
 )
+from viewfinder.imaging.analysis.reach import MAX_SCALE, MIN_SCALE
 from viewfinder.imaging.masks import MAX_MASKS
 from viewfinder.plumbing.bodies import Body, JsonInt
 from viewfinder.plumbing.offloop import call, wait_for
@@ -55,6 +57,7 @@ async def push(
     viewport: Annotated[
         str | None, Query(description="WIDTHxHEIGHT, e.g. 1280x800.", json_schema_extra=VIEWPORT)
     ] = None,
+    scale: Annotated[float | None, Query(description=SCALE, ge=MIN_SCALE, le=MAX_SCALE)] = None,
     tags: Annotated[
         list[str] | None, Query(json_schema_extra={"maxItems": 50, "items": line(100)})
     ] = None,
@@ -81,6 +84,7 @@ async def push(
         repo=repo,
         commit_sha=commit_sha,
         viewport=viewport,
+        scale=scale,
         tags=tags or [],
         compare=compare,
         max_diff_ratio=max_diff_ratio,
