@@ -153,14 +153,14 @@ def test_a_run_is_triggered_waited_for_and_explained_on_the_command_line(
         first = shots.first
         images = first.locator("img")
         assert images.count() == 3
-        assert all(
-            images.nth(i).evaluate("(img) => img.complete && img.naturalWidth === 800")
-            or images.nth(i).evaluate(
-                "(img) => new Promise((ok) => img.addEventListener('load', "
-                "() => ok(img.naturalWidth === 800), {once: true}))"
-            )
-            for i in range(3)
+        # Whether each has loaded is asked and waited for in one script, so that an image that
+        # loads (or fails) in between cannot leave the wait hanging.
+        loaded = (
+            "(img) => img.complete ? img.naturalWidth : new Promise((ok) => {"
+            " img.addEventListener('load', () => ok(img.naturalWidth), {once: true});"
+            " img.addEventListener('error', () => ok(-1), {once: true}); })"
         )
+        assert [images.nth(i).evaluate(loaded) for i in range(3)] == [800, 800, 800]
         assert '+"Add to list"' in first.locator(".dom-diff").text_content(timeout=5000)
         first.get_by_role("button", name="Accept").click()
         accepted = page.locator(".replay-shot").first.locator("[data-decision]")
