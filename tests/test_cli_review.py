@@ -132,4 +132,4 @@ def test_a_phone_build_uploaded_with_its_scale_passes_text_drawn_again(
     # Told the scale, the text drawn again is rendering noise: unchanged; untold, a change.
     assert changed == {"phone/told": 0, "phone/untold": 1}
     refused = server.run("upload", folder, "--commit", "a0a0", "--scale", "9", key="ci")
-    assert refused.returncode == 2 and "--scale" in refused.stderr
+    assert refused.returncode == 2 and "scale must be the device scale" in refused.stderr
