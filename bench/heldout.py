@@ -7,8 +7,9 @@ Debian's Chromium when missing (into bench/.heldout/, ignored by git). Every pai
 as the server does by default and judged against its label: a real change called noise, a
 noise pair reported as a change, the wrong kind, the wrong verdict where the label names one,
 a move vector not found. Scale 3 (phones, as Playwright's iPhone devices render) is reported
-apart: the analysis's allowances are set for scales 1 and 2. Each miss goes to stderr, the
-``heldout:`` line to stdout and every judgement to bench/.results/heldout.json.
+apart, twice: as a client that does not say the scale gets it judged (the allowances are set
+for scales 1 and 2), and as one that does (``scale=3``, analysis/reach.py). Each miss goes
+to stderr, the ``heldout:`` line to stdout and every judgement to bench/.results/heldout.json.
 
 This is a check, not a target: a rule changed until these pages pass would leave nothing to
 tell whether the analysis holds on pages it has not seen.
@@ -189,12 +190,21 @@ def main(argv: list[str] | None = None) -> int:
         if wrong:
             said = "; ".join(details for _, details in wrong)
             print(f"heldout: {pair['name']}: {said} ({result.analysis.summary})", file=sys.stderr)
-        judged.append({"name": pair["name"], "scale": pair["scale"], "wrong": wrong})
+        record = {"name": pair["name"], "scale": pair["scale"], "wrong": wrong}
+        if pair["scale"] > 2:
+            # As a client that sends the scale gets it judged (compare(scale=...)).
+            result = compare(base, candidate, ignore_noise=True, scale=pair["scale"])
+            record["told_wrong"] = misses(pair, result)
+            for _, details in record["told_wrong"]:
+                print(f"heldout: {pair['name']} told the scale: {details}", file=sys.stderr)
+        judged.append(record)
     low = [j for j in judged if j["scale"] < 3]
     phone = [j for j in judged if j["scale"] == 3]
+    phone_told = [{"wrong": j["told_wrong"]} for j in phone]
     line = (
         f"heldout ({len(heldout_pages.TEMPLATES)} page styles never tuned on, {same} pairs the "
-        f"variant left identical): scales 1-2 {tally(low)}; scale 3 {tally(phone)}"
+        f"variant left identical): scales 1-2 {tally(low)}; scale 3 {tally(phone)}; scale 3 "
+        f"told the scale {tally(phone_told)}"
     )
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "heldout.json").write_text(

@@ -30,7 +30,8 @@ The modules, in the order a region meets them: ``noise`` and ``glyphs``; ``candi
 (translations worth trying) and ``moves`` (the exact check, overlaps); ``content`` (colour
 only, vanished, image lost); ``examine`` (that order, region by region); ``verdict`` (the
 pair's kind and verdict); ``wording`` (every text a reviewer reads). ``model`` holds the
-results and ``signals`` the names of the findings that decisions are taken on.
+results and ``signals`` the names of the findings that decisions are taken on; ``reach``
+stretches every distance above device scale 2, when the scale is given.
 """
 
 from viewfinder.imaging.analysis.examine import analyze
