@@ -232,5 +232,11 @@ def ensure_phone(out: Path = PHONE_OUT) -> list[dict[str, Any]]:
 PHONE_RELABELLED = {("docs", "glyph_size"), ("admin", "banner")}
 
 
+def phone_pair(name: str) -> tuple[bytes, bytes]:
+    """The base's and the candidate's PNG of the phone pair named ``name``."""
+    pair = next(p for p in ensure_phone() if p["name"] == name)
+    return (PHONE_OUT / pair["base"]).read_bytes(), (PHONE_OUT / pair["candidate"]).read_bytes()
+
+
 if __name__ == "__main__":
     print(f"{len(ensure())} pairs in {OUT}")

@@ -205,11 +205,7 @@ def test_a_phone_screenshot_uploaded_with_its_scale_is_judged_at_it(
     # noise, which the analysis sees as such only when told the scale.
     from tests import style_corpus
 
-    pairs = {p["name"]: p for p in style_corpus.ensure_phone()}
-    pair = pairs["shop-light-3x/glyph_spacing"]
-    base, respaced = (
-        (style_corpus.PHONE_OUT / pair[side]).read_bytes() for side in ("base", "candidate")
-    )
+    base, respaced = style_corpus.phone_pair("shop-light-3x/glyph_spacing")
     states = {}
     for commit, png in (("aaa1", base), ("bbb2", respaced)):
         build = client.post("/api/v1/builds", json={"commit_sha": commit}, headers=auth(keys, "ci"))

@@ -111,11 +111,7 @@ def test_a_phone_build_uploaded_with_its_scale_passes_text_drawn_again(
 ) -> None:
     from tests import style_corpus
 
-    pairs = {p["name"]: p for p in style_corpus.ensure_phone()}
-    pair = pairs["shop-dark-3x/glyph_spacing"]
-    base, respaced = (
-        (style_corpus.PHONE_OUT / pair[side]).read_bytes() for side in ("base", "candidate")
-    )
+    base, respaced = style_corpus.phone_pair("shop-dark-3x/glyph_spacing")
     changed = {}
     for told, commits in ((["--scale", "3"], ("c3c3c3c3", "d4d4d4d4")), ([], ("e5e5", "f6f6"))):
         name = "phone/told" if told else "phone/untold"

@@ -125,10 +125,7 @@ def test_a_cut_jpeg_is_refused_and_nothing_is_kept(env: Env, keys: Keys) -> None
 def test_a_phone_screenshot_pushed_with_its_scale_is_compared_at_it(env: Env, keys: Keys) -> None:
     from tests import style_corpus
 
-    pair = {p["name"]: p for p in style_corpus.ensure_phone()}["landing-light-3x/glyph_spacing"]
-    base, respaced = (
-        (style_corpus.PHONE_OUT / pair[side]).read_bytes() for side in ("base", "candidate")
-    )
+    base, respaced = style_corpus.phone_pair("landing-light-3x/glyph_spacing")
     outcomes = {}
     for name, scale in (("told", 3.0), ("untold", None)):
         pushes.push(env, keys.ci, base, name=name, context_key="app", compare=True, scale=scale)
