@@ -179,33 +179,206 @@ def reference_counts(
     return near(b, a, -dy, -dx), near(a, b, dy, dx)
 
 
-@pytest.mark.parametrize("channels", [3, 4])
-def test_scores_count_each_translation_as_its_definition_does(channels: int) -> None:
-    rng = np.random.default_rng(channels)
-    # Few colours, so that many translations match somewhere, and a block moved by (5, -3).
-    a = (rng.integers(0, 3, (40, 60, channels)) * 100).astype(np.uint8)
+def reference_rank(
+    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: set, exact: bool
+) -> tuple[int, int] | None:
+    """Shortest first; exact: the first explaining every one of a sample of at most 4096 pixels
+    both ways. Ranked: by (arrived, left) on a sample of about 256, the best four again on about
+    4096, ties kept in order."""
+    ranked = sorted(tried, key=lambda d: (abs(d[0]) + abs(d[1]), d))
+    if exact:
+        step = max(1, ys.size // 4096)
+        sy, sx = ys[::step], xs[::step]
+        whole = [d for d in ranked if reference_counts(a, b, sy, sx, *d) == (sy.size, sy.size)]
+        return whole[0] if whole else None
+    for size, keep in ((256, 4), (4096, 1)):
+        step = max(1, ys.size // size)
+        counts = [reference_counts(a, b, ys[::step], xs[::step], *d) for d in ranked]
+        order = sorted(range(len(ranked)), key=lambda i: (-counts[i][0], -counts[i][1], i))
+        ranked = [ranked[i] for i in order][:keep]
+        if step == 1:
+            break
+    return ranked[0] if ranked else None
+
+
+def moved_block(channels: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Few colours, so that many translations match somewhere, and a block moved by (5, -3)."""
+    rng = np.random.default_rng(seed + channels)
+    a = (rng.integers(0, 3, (120, 160, channels)) * 100).astype(np.uint8)
     b = a.copy()
-    b[10:30, 20:50] = a[13:33, 15:45]
+    b[10:90, 20:140] = a[13:93, 15:135]
+    return a, b
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("exact", [True, False])
+def test_rank_picks_the_translation_its_definition_does(channels: int, exact: bool) -> None:
+    a, b = moved_block(channels)
     ys, xs = (v.astype(np.intp) for v in np.nonzero((a != b).any(axis=2)))
-    vectors = [(5, -3), (0, 0), (-59, 39), (60, 0), (2, 7)]
-    dxs, dys = (np.array(v, np.intp) for v in zip(*vectors, strict=True))
-    arrived, left = np.full(5, -1, np.intp), np.full(5, -1, np.intp)
-    for sample in (slice(None), slice(None, None, 3)):
-        _analysis.scores(a, b, ys[sample], xs[sample], dxs, dys, arrived, left)
-        expected = [reference_counts(a, b, ys[sample], xs[sample], dx, dy) for dx, dy in vectors]
-        assert list(zip(arrived.tolist(), left.tolist(), strict=True)) == expected
-        assert arrived[0] == ys[sample].size  # the move explains every changed pixel
+    assert ys.size > 4096  # both samples are taken
+    rng = np.random.default_rng(7)
+    decoys = {(int(dx), int(dy)) for dx, dy in rng.integers(-9, 10, (60, 2))} - {(5, -3)}
+    for tried in (set(), decoys, decoys | {(5, -3)}, {(1, 0), (0, 1), (-1, 0), (0, -1)}):
+        for sample in (slice(None), slice(None, 300), slice(None, None, 7)):
+            sy, sx = ys[sample].copy(), xs[sample].copy()
+            found = _analysis.rank(a, b, sy, sx, tried, exact)
+            assert found == reference_rank(a, b, sy, sx, tried, exact)
+    # Where the block left, other content arrived: no translation explains it both ways.
+    expected = None if exact else (5, -3)
+    assert _analysis.rank(a, b, ys, xs, decoys | {(5, -3)}, exact) == expected
 
 
-def test_scores_refuse_pixels_outside_the_image_and_mismatched_lengths() -> None:
+def test_rank_refuses_pixels_outside_the_image_and_bad_translations() -> None:
     a = np.zeros((8, 8, 3), np.uint8)
     one = np.zeros(1, np.intp)
     with pytest.raises(ValueError, match="outside the image"):
-        _analysis.scores(a, a, np.array([8]), one, one, one, one.copy(), one.copy())
+        _analysis.rank(a, a, np.array([8]), one, {(1, 0)}, True)
     with pytest.raises(ValueError, match="one length"):
-        _analysis.scores(a, a, np.zeros(2, np.intp), one, one, one, one.copy(), one.copy())
-    with pytest.raises(ValueError, match="one size"):
-        _analysis.scores(a, a[:4], one, one, one, one, one.copy(), one.copy())
+        _analysis.rank(a, a, np.zeros(2, np.intp), one, {(1, 0)}, True)
+    with pytest.raises(ValueError, match="one width and height"):
+        _analysis.rank(a, a[:4], one, one, {(1, 0)}, True)
+    with pytest.raises(ValueError, match="contiguous"):
+        _analysis.rank(a, a, np.zeros(4, np.intp)[::2], one.repeat(2), {(1, 0)}, True)
+    for tried in ([(1, 0, 2)], [1], [("x", 0)], 5):
+        with pytest.raises(TypeError, match=r"\(dx, dy\) pairs"):
+            _analysis.rank(a, a, one, one, tried, False)
+
+
+def reference_votes(
+    a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int], least: int, columns: bool
+) -> list[int]:
+    """Offsets at which b's lines across the box equal a's lines (by their (r, g, b) bytes) that
+    far before them, most voted first, ties to the first seen; one-colour lines and offset 0
+    do not vote."""
+    if columns:
+        a, b = a.transpose(1, 0, 2), b.transpose(1, 0, 2)
+        x, y, w, h = box[1], box[0], box[3], box[2]
+    else:
+        x, y, w, h = box
+    search = max(w, h, least)
+    first, last = max(y - search, 0), min(y + h + search, a.shape[0])
+
+    def line(image: np.ndarray, at: int) -> bytes | None:
+        pixels = image[at, x : x + w, :3]
+        return None if (pixels == pixels[0]).all() else pixels.tobytes()
+
+    votes: dict[int, list[int]] = {}
+    seen = 0
+    for at in range(y, y + h):
+        key = line(b, at)
+        for base in range(first, last):
+            if key is not None and line(a, base) == key and at != base:
+                votes.setdefault(at - base, [0, seen])[0] += 1
+                seen += 1
+    return sorted(votes, key=lambda d: (-votes[d][0], votes[d][1]))[:3]
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("columns", [False, True])
+@pytest.mark.parametrize(
+    ("box", "least"), [((20, 10, 120, 80), 8), ((0, 0, 7, 5), 64), ((150, 110, 10, 10), 4)]
+)
+def test_votes_count_the_offsets_their_definition_does(
+    channels: int, columns: bool, box: tuple[int, int, int, int], least: int
+) -> None:
+    # Lines drawn from a few patterns, so that equal lines lie at many offsets and votes tie;
+    # some of one colour; alpha differing where (r, g, b) do not.
+    rng = np.random.default_rng(channels)
+    patterns = (rng.integers(0, 3, (6, 160, channels)) * 100).astype(np.uint8)
+    patterns[0] = 200
+    a = patterns[rng.integers(0, 6, 120)]
+    b = patterns[rng.integers(0, 6, 120)]
+    b[30:70] = a[33:73]
+    if columns:
+        a, b = (np.ascontiguousarray(v[:, :120].transpose(1, 0, 2)) for v in (a, b))
+        a, b = np.pad(a, ((0, 0), (0, 40), (0, 0))), np.pad(b, ((0, 0), (0, 40), (0, 0)))
+    if channels == 4:
+        a[..., 3] = rng.integers(0, 256, a.shape[:2])
+    found = _analysis.votes(a, b, box, least, columns)
+    assert found == reference_votes(a, b, box, least, columns)
+    assert found or box[2] < 100  # the wide box finds offsets
+
+
+def test_votes_find_the_move_of_a_block_and_refuse_areas_outside_the_image() -> None:
+    a, _ = moved_block(3)
+    up, right = a.copy(), a.copy()
+    up[10:90, 20:140] = a[13:93, 20:140]
+    right[10:90, 20:140] = a[10:90, 15:135]
+    assert _analysis.votes(a, up, (20, 10, 120, 80), 8, False)[0] == -3
+    assert _analysis.votes(a, right, (20, 10, 120, 80), 8, True)[0] == 5
+    b = right
+    with pytest.raises(ValueError, match="outside the image"):
+        _analysis.votes(a, b, (150, 110, 20, 10), 8, False)
+    with pytest.raises(ValueError, match="one width and height"):
+        _analysis.votes(a, b[:50], (0, 0, 10, 10), 8, False)
+
+
+def reference_carried(
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    arrived: np.ndarray,
+    left: np.ndarray,
+    d: tuple[int, int],
+    colour: tuple[int, int, int],
+) -> tuple[int, int]:
+    level, tolerance = 24, 12
+    here = np.flatnonzero(arrived)
+    step = max(1, here.size // 4096)
+    here = here[::step]
+    height, width = a.shape[:2]
+    ink = covered = 0
+    for y, x, gone in zip(ys[here], xs[here], left[here], strict=True):
+        pb, pa = b[y, x, :3].astype(int), a[y, x, :3].astype(int)
+        if not (np.abs(pb - colour) > level).any():
+            continue
+        ink += 1
+        if gone or not (np.abs(pa - colour) > level).any():
+            continue
+        ty, tx = y + d[1], x + d[0]
+        inside = 0 <= ty < height and 0 <= tx < width
+        rows = np.clip(np.arange(ty - 1, ty + 2), 0, height - 1)
+        cols = np.clip(np.arange(tx - 1, tx + 2), 0, width - 1)
+        near = b[np.ix_(rows, cols)][..., :3].reshape(-1, 3).astype(int)
+        along = inside and ((pa >= near.min(0) - tolerance) & (pa <= near.max(0) + tolerance)).all()
+        covered += not along
+    return ink * step, covered * step
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_carried_counts_ink_and_covered_pixels_as_their_definition_does(channels: int) -> None:
+    rng = np.random.default_rng(channels)
+    a = rng.integers(0, 256, (100, 90, channels), dtype=np.uint8)
+    b = rng.integers(0, 256, (100, 90, channels), dtype=np.uint8)
+    ys, xs = (v.astype(np.intp) for v in np.nonzero(np.ones((100, 90), bool)))
+    for share, d in ((0.9, (3, -2)), (0.3, (-89, 0)), (0.0, (0, 1))):
+        arrived, left = rng.random(ys.size) < share, rng.random(ys.size) < 0.5
+        for colour in ((255, 255, 255), (10, 200, 30)):
+            found = _analysis.carried(a, b, ys, xs, arrived, left, *d, colour, 24, 12)
+            assert found == reference_carried(a, b, ys, xs, arrived, left, d, colour)
+    with pytest.raises(ValueError, match="one per pixel"):
+        _analysis.carried(a, b, ys, xs, arrived[:5], left, 0, 1, (0, 0, 0), 24, 12)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("area", [(0, 0, 30, 20), (5, 7, 6, 8), (3, 3, 4, 4), (2, 9, 3, 10)])
+def test_frame_colour_is_the_commonest_colour_of_the_areas_edges(
+    channels: int, area: tuple[int, int, int, int]
+) -> None:
+    rng = np.random.default_rng(channels)
+    src = (rng.integers(0, 2, (20, 30, channels)) * 255).astype(np.uint8)
+    x0, y0, x1, y1 = area
+    part = src[y0:y1, x0:x1, :3].astype(np.int64)
+    frame = np.concatenate([part[0], part[-1], part[:, 0], part[:, -1]])
+    colours, counts = np.unique(
+        (frame[:, 0] << 16) | (frame[:, 1] << 8) | frame[:, 2], return_counts=True
+    )
+    common = int(colours[counts.argmax()])
+    expected = (common >> 16, (common >> 8) & 255, common & 255)
+    assert _analysis.frame_colour(src, *area) == expected
+    with pytest.raises(ValueError, match="outside the image"):
+        _analysis.frame_colour(src, 25, 0, 31, 4)
 
 
 def reference_flips(

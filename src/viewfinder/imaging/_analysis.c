@@ -6,16 +6,18 @@
  * unexplained inside a box, envelope() checks that changed pixels stay within their
  * neighbours' range of colours, flips() counts those that crossed it, ranges() finds each
  * pixel's neighbourhood range and fits() checks glyphs displaced by a pixel or two against
- * those ranges, straight_run() finds a box's edge among changed pixels, signatures() hashes
- * the rows or columns of an area so that moved lines can be found by their hash, matches()
- * checks a translation pixel by pixel and scores() counts how well each of many translations
- * explains a sample of pixels, spread() measures how far an area's colours stray from their
+ * those ranges, straight_run() finds a box's edge among changed pixels, votes() finds the
+ * offsets at which a region's rows or columns reappear, matches() checks a translation pixel
+ * by pixel, rank() picks the translation that best explains a sample of pixels, carried()
+ * tells how much of what a move carried covers content that stayed, frame_colour() finds what
+ * a region sits on, spread() measures how far an area's colours stray from their
  * mean, recoloured() and one_fill() tell how changed colours map to new ones, edges() counts
  * the strong and faint edges of two areas and colours() counts an area's colours. All release
  * the GIL. This file holds the module, its method table and the image check; the methods are
  * in _analysis_motion.c (blur, motion_residual), _analysis_envelope.c (envelope, flips, ranges,
- * fits), _analysis_edges.c (straight_run), _analysis_moves.c (signatures, matches, scores),
- * _analysis_stats.c (spread) and _analysis_colours.c (recoloured, one_fill, edges, colours).
+ * fits), _analysis_edges.c (straight_run), _analysis_votes.c (votes), _analysis_moves.c
+ * (matches, rank, carried, frame_colour), _analysis_stats.c (spread) and _analysis_colours.c
+ * (recoloured, one_fill, edges, colours).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -62,9 +64,11 @@ static PyMethodDef methods[] = {
     {"fits", vfa_fits, METH_VARARGS, vfa_fits_doc},
     {"ranges", vfa_ranges, METH_VARARGS, vfa_ranges_doc},
     {"spread", vfa_spread, METH_VARARGS, vfa_spread_doc},
-    {"signatures", vfa_signatures, METH_VARARGS, vfa_signatures_doc},
+    {"votes", vfa_votes, METH_VARARGS, vfa_votes_doc},
     {"matches", vfa_matches, METH_VARARGS, vfa_matches_doc},
-    {"scores", vfa_scores, METH_VARARGS, vfa_scores_doc},
+    {"rank", vfa_rank, METH_VARARGS, vfa_rank_doc},
+    {"carried", vfa_carried, METH_VARARGS, vfa_carried_doc},
+    {"frame_colour", vfa_frame_colour, METH_VARARGS, vfa_frame_colour_doc},
     {"straight_run", vfa_straight_run, METH_VARARGS, vfa_straight_run_doc},
     {"recoloured", vfa_recoloured, METH_VARARGS, vfa_recoloured_doc},
     {"one_fill", vfa_one_fill, METH_VARARGS, vfa_one_fill_doc},

@@ -56,16 +56,18 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
 #define VFA_DOC(name, text) const char name[] = PyDoc_STR(text)
 
 /* The methods: blur and motion_residual (_analysis_motion.c), envelope, flips, ranges and fits
- * (_analysis_envelope.c), straight_run (_analysis_edges.c), signatures, matches and scores
- * (_analysis_moves.c), spread (_analysis_stats.c), recoloured, one_fill, edges and colours
- * (_analysis_colours.c). */
+ * (_analysis_envelope.c), straight_run (_analysis_edges.c), votes (_analysis_votes.c), matches,
+ * rank, carried and frame_colour (_analysis_moves.c), spread (_analysis_stats.c), recoloured,
+ * one_fill, edges and colours (_analysis_colours.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
 PyObject *vfa_envelope(PyObject *self, PyObject *args);
-PyObject *vfa_signatures(PyObject *self, PyObject *args);
+PyObject *vfa_votes(PyObject *self, PyObject *args);
 PyObject *vfa_matches(PyObject *self, PyObject *args);
 PyObject *vfa_straight_run(PyObject *self, PyObject *args);
-PyObject *vfa_scores(PyObject *self, PyObject *args);
+PyObject *vfa_rank(PyObject *self, PyObject *args);
+PyObject *vfa_carried(PyObject *self, PyObject *args);
+PyObject *vfa_frame_colour(PyObject *self, PyObject *args);
 PyObject *vfa_flips(PyObject *self, PyObject *args);
 PyObject *vfa_spread(PyObject *self, PyObject *args);
 PyObject *vfa_fits(PyObject *self, PyObject *args);
@@ -75,7 +77,8 @@ PyObject *vfa_one_fill(PyObject *self, PyObject *args);
 PyObject *vfa_edges(PyObject *self, PyObject *args);
 PyObject *vfa_colours(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[],
-    vfa_signatures_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_scores_doc[],
+    vfa_votes_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_rank_doc[], vfa_carried_doc[],
+    vfa_frame_colour_doc[],
     vfa_flips_doc[], vfa_spread_doc[], vfa_fits_doc[], vfa_recoloured_doc[], vfa_one_fill_doc[],
     vfa_edges_doc[], vfa_colours_doc[], vfa_ranges_doc[];
 

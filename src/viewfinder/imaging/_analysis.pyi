@@ -1,3 +1,5 @@
+from collections.abc import Iterable
+
 import numpy as np
 
 def blur(src: np.ndarray, x0: int, y0: int, out: np.ndarray) -> None: ...
@@ -12,16 +14,9 @@ def motion_residual(
 def envelope(
     a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, skip_edges: bool
 ) -> bool: ...
-def signatures(
-    src: np.ndarray,
-    x0: int,
-    y0: int,
-    x1: int,
-    y1: int,
-    columns: bool,
-    hashes: np.ndarray,
-    flat: np.ndarray,
-) -> None: ...
+def votes(
+    a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int], least: int, columns: bool
+) -> list[int]: ...
 def matches(
     here: np.ndarray,
     there: np.ndarray,
@@ -33,16 +28,28 @@ def matches(
     ref: int,
 ) -> tuple[int, int, int]: ...
 def straight_run(mask: np.ndarray, length: int) -> bool: ...
-def scores(
+def rank(
     a: np.ndarray,
     b: np.ndarray,
     ys: np.ndarray,
     xs: np.ndarray,
-    dxs: np.ndarray,
-    dys: np.ndarray,
+    tried: Iterable[tuple[int, int]],
+    exact: bool,
+) -> tuple[int, int] | None: ...
+def carried(
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
     arrived: np.ndarray,
     left: np.ndarray,
-) -> None: ...
+    dx: int,
+    dy: int,
+    colour: tuple[int, int, int],
+    level: int,
+    tolerance: int,
+) -> tuple[int, int]: ...
+def frame_colour(src: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> tuple[int, int, int]: ...
 def flips(
     a: np.ndarray,
     b: np.ndarray,

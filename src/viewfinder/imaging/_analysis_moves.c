@@ -1,111 +1,16 @@
 /*
- * The move search's kernels: signatures() hashes the rows or columns of an area so that moved
- * lines can be found by their hash, matches() checks a translation pixel by pixel.
+ * The move search's exact checks: matches() checks one translation pixel by pixel, rank()
+ * picks among many the one that explains most of a region's pixels, and carried() tells how
+ * much of what a move carried landed on content that stayed (votes() in _analysis_votes.c
+ * proposes translations).
  */
 #include "_analysis.h"
 
 #include <stdlib.h>
 
-/* A line's hash is a polynomial over its pixels' (r, g, b), mixed at the end; equal lines have
- * equal hashes and a collision only costs a candidate that the exact check then rejects. */
-#define SIG_MUL 0x9E3779B97F4A7C15ull
-
-static inline uint64_t mix64(uint64_t h) {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
 static inline uint64_t rgb(const uint8_t *p) {
     return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16);
 }
-
-PyObject *vfa_signatures(PyObject *self, PyObject *args) {
-    PyObject *src_obj, *hash_obj, *flat_obj;
-    Py_ssize_t x0, y0, x1, y1;
-    int columns;
-    if (!PyArg_ParseTuple(args, "OnnnnpOO", &src_obj, &x0, &y0, &x1, &y1, &columns, &hash_obj,
-                          &flat_obj))
-        return NULL;
-    Py_buffer vs, vh, vf;
-    pixels_t src;
-    if (vfa_get_pixels(src_obj, &vs, &src, "src") < 0) return NULL;
-    PyObject *result = NULL;
-    if (PyObject_GetBuffer(hash_obj, &vh, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_s;
-    if (PyObject_GetBuffer(flat_obj, &vf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_h;
-    if (x0 < 0 || y0 < 0 || x1 < x0 || y1 < y0 || x1 > vs.shape[1] || y1 > vs.shape[0]) {
-        PyErr_SetString(PyExc_ValueError, "the area lies outside the image");
-        goto done;
-    }
-    const Py_ssize_t lines = columns ? x1 - x0 : y1 - y0;
-    if (vh.len != lines * 8 || vh.itemsize != 8 || vf.len != lines || vf.itemsize != 1) {
-        PyErr_SetString(PyExc_ValueError,
-                        "hashes must be uint64 and flat bool, one per line of the area");
-        goto done;
-    }
-    uint64_t *hash = vh.buf;
-    uint8_t *flat = vf.buf;
-    const int c = src.channels;
-    Py_BEGIN_ALLOW_THREADS
-    if (!columns) {
-        /* Four interleaved polynomials a row: one chain of multiplies would wait on itself. */
-        const Py_ssize_t n = x1 - x0;
-        for (Py_ssize_t y = y0; y < y1; y++) {
-            const uint8_t *row = src.data + y * src.stride + x0 * c;
-            const uint64_t first = rgb(row);
-            uint64_t h[4] = {0, 0, 0, 0};
-            int same = 1;
-            Py_ssize_t x = 0;
-            for (; x + 4 <= n; x += 4) {
-                for (int k = 0; k < 4; k++) {
-                    const uint64_t v = rgb(row + (x + k) * c);
-                    h[k] = h[k] * SIG_MUL + v + 1;
-                    same &= v == first;
-                }
-            }
-            for (; x < n; x++) {
-                const uint64_t v = rgb(row + x * c);
-                h[0] = h[0] * SIG_MUL + v + 1;
-                same &= v == first;
-            }
-            hash[y - y0] = mix64(((h[0] * SIG_MUL + h[1]) * SIG_MUL + h[2]) * SIG_MUL + h[3]);
-            flat[y - y0] = (uint8_t)same;
-        }
-    } else {
-        /* Row by row, every column's hash advanced at once: memory is read in order. */
-        const uint8_t *top = src.data + y0 * src.stride + x0 * c;
-        for (Py_ssize_t i = 0; i < lines; i++) {
-            hash[i] = 0;
-            flat[i] = 1;
-        }
-        for (Py_ssize_t y = y0; y < y1; y++) {
-            const uint8_t *row = src.data + y * src.stride + x0 * c;
-            for (Py_ssize_t i = 0; i < lines; i++) {
-                const uint64_t v = rgb(row + i * c);
-                hash[i] = hash[i] * SIG_MUL + v + 1;
-                flat[i] &= (uint8_t)(v == rgb(top + i * c));
-            }
-        }
-        for (Py_ssize_t i = 0; i < lines; i++) hash[i] = mix64(hash[i]);
-    }
-    Py_END_ALLOW_THREADS
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    PyBuffer_Release(&vf);
-fail_h:
-    PyBuffer_Release(&vh);
-fail_s:
-    PyBuffer_Release(&vs);
-    return result;
-}
-
-VFA_DOC(vfa_signatures_doc,
-             "signatures(src, x0, y0, x1, y1, columns, hashes, flat)\n\n"
-             "Hash every row (or, with columns, every column) of the area [x0, x1) x [y0, y1) of\n"
-             "src (uint8, (H, W, 3|4)) into hashes (uint64, one per line); flat (bool) tells\n"
-             "which lines are one colour. Equal lines of (r, g, b) have equal hashes.");
 
 /* ---- matches ------------------------------------------------------------------------------- */
 
@@ -192,97 +97,341 @@ VFA_DOC(vfa_matches_doc,
              "its colour within 3 levels per channel. Counts the matches, and those whose colour\n"
              "is exactly ref (0xBBGGRR; -1 takes the first match's colour, which is returned).");
 
-/* ---- scores -------------------------------------------------------------------------------- */
+
+/* ---- rank ---------------------------------------------------------------------------------- */
 
 static inline int near3(const uint8_t *p, const uint8_t *q) {
     return abs(p[0] - q[0]) <= 3 && abs(p[1] - q[1]) <= 3 && abs(p[2] - q[2]) <= 3;
 }
 
-/* Many translations scored in one call: the move search ranks hundreds of them on a sample of
- * a region's pixels, and one call each cost more in Python than the counting itself. */
-PyObject *vfa_scores(PyObject *self, PyObject *args) {
-    PyObject *a_obj, *b_obj, *ys_obj, *xs_obj, *dxs_obj, *dys_obj, *arrived_obj, *left_obj;
-    if (!PyArg_ParseTuple(args, "OOOOOOOO", &a_obj, &b_obj, &ys_obj, &xs_obj, &dxs_obj, &dys_obj,
-                          &arrived_obj, &left_obj))
-        return NULL;
-    Py_buffer va, vb, vy, vx, vdx, vdy, var, vle;
-    pixels_t a, b;
-    PyObject *result = NULL;
-    if (vfa_get_pixels(a_obj, &va, &a, "a") < 0) return NULL;
-    if (vfa_get_pixels(b_obj, &vb, &b, "b") < 0) goto fail_a;
-    if (get_index(ys_obj, &vy, "ys") < 0) goto fail_b;
-    if (get_index(xs_obj, &vx, "xs") < 0) goto fail_y;
-    if (get_index(dxs_obj, &vdx, "dxs") < 0) goto fail_x;
-    if (get_index(dys_obj, &vdy, "dys") < 0) goto fail_dx;
-    if (get_index(arrived_obj, &var, "arrived") < 0) goto fail_dy;
-    if (get_index(left_obj, &vle, "left") < 0) goto fail_ar;
-    const Py_ssize_t n = vy.shape[0], k = vdx.shape[0], w = vb.shape[1], h = vb.shape[0];
-    if (vx.shape[0] != n || vdy.shape[0] != k || var.shape[0] != k || vle.shape[0] != k ||
-        var.readonly || vle.readonly) {
-        PyErr_SetString(PyExc_ValueError,
-                        "ys and xs must have one length; dxs, dys and the writable counts another");
-        goto done;
+typedef struct {
+    Py_ssize_t dx, dy, arrived, left;
+} vector_t;
+
+typedef struct {
+    const pixels_t *a, *b;
+    Py_ssize_t width, height;
+    const Py_ssize_t *ys, *xs;
+    Py_ssize_t n;
+} sample_t;
+
+/* How many of every step-th pixel of the sample d explains where the content arrived (the
+ * candidate there shows what the base had at p - d) and where it left (the base's content there
+ * shows in the candidate at p + d). With `whole`, stops at the first pixel not explained both
+ * ways and says whether there was none. */
+static int score(const sample_t *s, Py_ssize_t step, vector_t *v, int whole) {
+    const pixels_t *a = s->a, *b = s->b;
+    const Py_ssize_t w = s->width, h = s->height, dx = v->dx, dy = v->dy;
+    Py_ssize_t arrived = 0, left = 0;
+    for (Py_ssize_t i = 0; i < s->n; i += step) {
+        const Py_ssize_t y = s->ys[i], x = s->xs[i];
+        const Py_ssize_t fy = y - dy, fx = x - dx, ty = y + dy, tx = x + dx;
+        const int came = fy >= 0 && fy < h && fx >= 0 && fx < w &&
+                         near3(b->data + y * b->stride + x * b->channels,
+                               a->data + fy * a->stride + fx * a->channels);
+        const int went = ty >= 0 && ty < h && tx >= 0 && tx < w &&
+                         near3(a->data + y * a->stride + x * a->channels,
+                               b->data + ty * b->stride + tx * b->channels);
+        if (whole && !(came && went)) return 0;
+        arrived += came;
+        left += went;
     }
-    if (va.shape[0] != h || va.shape[1] != w) {
-        PyErr_SetString(PyExc_ValueError, "a and b must have one size");
-        goto done;
-    }
-    int bad = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n && !bad; i++) {
-        const Py_ssize_t y = *(const Py_ssize_t *)((const char *)vy.buf + i * vy.strides[0]);
-        const Py_ssize_t x = *(const Py_ssize_t *)((const char *)vx.buf + i * vx.strides[0]);
-        bad = y < 0 || y >= h || x < 0 || x >= w;
-    }
-    for (Py_ssize_t j = 0; j < k && !bad; j++) {
-        const Py_ssize_t dx = *(const Py_ssize_t *)((const char *)vdx.buf + j * vdx.strides[0]);
-        const Py_ssize_t dy = *(const Py_ssize_t *)((const char *)vdy.buf + j * vdy.strides[0]);
-        Py_ssize_t arrived = 0, left = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            const Py_ssize_t y = *(const Py_ssize_t *)((const char *)vy.buf + i * vy.strides[0]);
-            const Py_ssize_t x = *(const Py_ssize_t *)((const char *)vx.buf + i * vx.strides[0]);
-            const uint8_t *pa = a.data + y * a.stride + x * a.channels;
-            const uint8_t *pb = b.data + y * b.stride + x * b.channels;
-            /* Arrived: the candidate here shows what the base had at p - d. */
-            const Py_ssize_t fy = y - dy, fx = x - dx;
-            if (fy >= 0 && fy < h && fx >= 0 && fx < w)
-                arrived += near3(pb, a.data + fy * a.stride + fx * a.channels);
-            /* Left: the base's content here shows in the candidate at p + d. */
-            const Py_ssize_t ty = y + dy, tx = x + dx;
-            if (ty >= 0 && ty < h && tx >= 0 && tx < w)
-                left += near3(pa, b.data + ty * b.stride + tx * b.channels);
+    v->arrived = arrived;
+    v->left = left;
+    return 1;
+}
+
+static int shortest_first(const void *p, const void *q) {
+    const vector_t *u = p, *v = q;
+    const Py_ssize_t lu = labs(u->dx) + labs(u->dy), lv = labs(v->dx) + labs(v->dy);
+    if (lu != lv) return lu < lv ? -1 : 1;
+    if (u->dx != v->dx) return u->dx < v->dx ? -1 : 1;
+    return (u->dy > v->dy) - (u->dy < v->dy);
+}
+
+/* Stable: insertion sort by (arrived, left) descending, ties kept in the order given. The
+ * lists are the few hundred translations one region suggests. */
+static void most_explained_first(vector_t *v, Py_ssize_t k) {
+    for (Py_ssize_t i = 1; i < k; i++) {
+        const vector_t t = v[i];
+        Py_ssize_t j = i;
+        while (j > 0 && (v[j - 1].arrived < t.arrived ||
+                         (v[j - 1].arrived == t.arrived && v[j - 1].left < t.left))) {
+            v[j] = v[j - 1];
+            j--;
         }
-        *(Py_ssize_t *)((char *)var.buf + j * var.strides[0]) = arrived;
-        *(Py_ssize_t *)((char *)vle.buf + j * vle.strides[0]) = left;
+        v[j] = t;
     }
-    Py_END_ALLOW_THREADS
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "a pixel of ys, xs lies outside the image");
-        goto done;
+}
+
+/* The pick among k translations (sorted shortest first), or -1. Exact: the first that explains
+ * every one of a sample of at most 4096 pixels both ways. Ranked: all are scored on a sample
+ * of about 256 pixels, the best four on about 4096, the winner being the first of the best. */
+static Py_ssize_t pick(const sample_t *s, vector_t *v, Py_ssize_t k, int exact) {
+    if (k == 0) return -1;
+    if (exact) {
+        const Py_ssize_t step = s->n / 4096 > 1 ? s->n / 4096 : 1;
+        for (Py_ssize_t j = 0; j < k; j++)
+            if (score(s, step, &v[j], 1)) return j;
+        return -1;
     }
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    PyBuffer_Release(&vle);
-fail_ar:
-    PyBuffer_Release(&var);
-fail_dy:
-    PyBuffer_Release(&vdy);
-fail_dx:
-    PyBuffer_Release(&vdx);
-fail_x:
+    static const Py_ssize_t sizes[2] = {256, 4096}, keeps[2] = {4, 1};
+    for (int round = 0; round < 2; round++) {
+        const Py_ssize_t step = s->n / sizes[round] > 1 ? s->n / sizes[round] : 1;
+        for (Py_ssize_t j = 0; j < k; j++) score(s, step, &v[j], 0);
+        most_explained_first(v, k);
+        if (k > keeps[round]) k = keeps[round];
+        if (step == 1) break;
+    }
+    return 0;
+}
+
+/* The translations of `tried` (an iterable of (dx, dy)), shortest first: -1 and an exception,
+ * or their number (*out to be freed). */
+static Py_ssize_t read_vectors(PyObject *tried, vector_t **out) {
+    PyObject *seq = PySequence_Fast(tried, "tried must be an iterable of (dx, dy) pairs");
+    if (!seq) return -1;
+    const Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    vector_t *v = malloc(sizeof(vector_t) * (size_t)(k > 0 ? k : 1));
+    if (!v) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, j);
+        v[j] = (vector_t){0, 0, 0, 0};
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "nn", &v[j].dx, &v[j].dy)) {
+            if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_TypeError, "tried must be an iterable of (dx, dy) pairs");
+            }
+            free(v);
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    qsort(v, (size_t)k, sizeof(vector_t), shortest_first);
+    *out = v;
+    return k;
+}
+
+/* ys and xs as contiguous intp arrays of one length, every pixel inside the image. */
+static int get_sample(PyObject *ys_obj, PyObject *xs_obj, Py_buffer *vy, Py_buffer *vx,
+                      sample_t *s) {
+    if (get_index(ys_obj, vy, "ys") < 0) return -1;
+    if (get_index(xs_obj, vx, "xs") < 0) {
+        PyBuffer_Release(vy);
+        return -1;
+    }
+    const char *problem = NULL;
+    if (vy->shape[0] != vx->shape[0]) problem = "ys and xs must have one length";
+    else if (vy->strides[0] != sizeof(Py_ssize_t) || vx->strides[0] != sizeof(Py_ssize_t))
+        problem = "ys and xs must be contiguous";
+    s->ys = vy->buf;
+    s->xs = vx->buf;
+    s->n = vy->shape[0];
+    for (Py_ssize_t i = 0; !problem && i < s->n; i++)
+        if (s->ys[i] < 0 || s->ys[i] >= s->height || s->xs[i] < 0 || s->xs[i] >= s->width)
+            problem = "a pixel of ys, xs lies outside the image";
+    if (problem) {
+        PyErr_SetString(PyExc_ValueError, problem);
+        PyBuffer_Release(vx);
+        PyBuffer_Release(vy);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *vfa_rank(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj, *ys_obj, *xs_obj, *tried;
+    int exact;
+    if (!PyArg_ParseTuple(args, "OOOOOp", &a_obj, &b_obj, &ys_obj, &xs_obj, &tried, &exact))
+        return NULL;
+    Py_buffer va, vb, vy, vx;
+    pixels_t a, b;
+    if (vfa_get_pair(a_obj, b_obj, &va, &vb, &a, &b) < 0) return NULL;
+    PyObject *result = NULL;
+    sample_t s = {&a, &b, va.shape[1], va.shape[0], NULL, NULL, 0};
+    if (get_sample(ys_obj, xs_obj, &vy, &vx, &s) < 0) goto fail;
+    vector_t *v = NULL;
+    const Py_ssize_t k = read_vectors(tried, &v);
+    if (k >= 0) {
+        Py_ssize_t at;
+        Py_BEGIN_ALLOW_THREADS
+        at = pick(&s, v, k, exact);
+        Py_END_ALLOW_THREADS
+        if (at < 0) {
+            result = Py_None;
+            Py_INCREF(result);
+        } else {
+            result = Py_BuildValue("(nn)", v[at].dx, v[at].dy);
+        }
+        free(v);
+    }
     PyBuffer_Release(&vx);
-fail_y:
     PyBuffer_Release(&vy);
-fail_b:
-    PyBuffer_Release(&vb);
-fail_a:
+fail:
     PyBuffer_Release(&va);
+    PyBuffer_Release(&vb);
     return result;
 }
 
-VFA_DOC(vfa_scores_doc,
-        "scores(a, b, ys, xs, dxs, dys, arrived, left)\n\n"
-        "For each translation (dxs[j], dys[j]), count the pixels (ys[i], xs[i]) where b shows\n"
-        "a's colour from (x - dx, y - dy) (into arrived[j]) and where a's colour shows in b at\n"
-        "(x + dx, y + dy) (into left[j]), within 3 levels per channel as matches() counts.");
+VFA_DOC(vfa_rank_doc,
+        "rank(a, b, ys, xs, tried, exact) -> (dx, dy) or None\n\n"
+        "Of the translations in tried, taken shortest first (|dx| + |dy|, then dx, then dy), the\n"
+        "one that best explains the pixels (ys[i], xs[i]): where b shows a's colour from p - d\n"
+        "(arrived) and a's colour shows in b at p + d (left), within 3 levels per channel.\n"
+        "exact: the first that explains every one of a sample of at most 4096 of the pixels both\n"
+        "ways, or None. Otherwise: all ranked by (arrived, left) on a sample of about 256, the\n"
+        "best four again on about 4096, ties to the shorter; None only when tried is empty.");
+
+/* ---- carried ------------------------------------------------------------------------------- */
+
+static inline int is_ink(const uint8_t *p, const int *colour, int level) {
+    return abs(p[0] - colour[0]) > level || abs(p[1] - colour[1]) > level ||
+           abs(p[2] - colour[2]) > level;
+}
+
+/* Whether the base colour at p lies within the candidate's 3x3 range at p + d (edges
+ * repeated), give or take tolerance: content the move carried, drawn again at another
+ * sub-pixel phase. */
+static int went_along(const sample_t *s, Py_ssize_t y, Py_ssize_t x, Py_ssize_t dx, Py_ssize_t dy,
+                      int tolerance) {
+    const Py_ssize_t ty = y + dy, tx = x + dx, w = s->width, h = s->height;
+    if (ty < 0 || ty >= h || tx < 0 || tx >= w) return 0;
+    int lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
+    for (Py_ssize_t oy = -1; oy <= 1; oy++) {
+        const uint8_t *row = s->b->data + clamp(ty + oy, 0, h - 1) * s->b->stride;
+        for (Py_ssize_t ox = -1; ox <= 1; ox++) {
+            const uint8_t *q = row + clamp(tx + ox, 0, w - 1) * s->b->channels;
+            for (int c = 0; c < 3; c++) {
+                if (q[c] < lo[c]) lo[c] = q[c];
+                if (q[c] > hi[c]) hi[c] = q[c];
+            }
+        }
+    }
+    const uint8_t *p = s->a->data + y * s->a->stride + x * s->a->channels;
+    for (int c = 0; c < 3; c++)
+        if (p[c] < lo[c] - tolerance || p[c] > hi[c] + tolerance) return 0;
+    return 1;
+}
+
+PyObject *vfa_carried(PyObject *self, PyObject *args) {
+    PyObject *a_obj, *b_obj, *ys_obj, *xs_obj, *arrived_obj, *left_obj;
+    Py_ssize_t dx, dy;
+    int colour[3], level, tolerance;
+    if (!PyArg_ParseTuple(args, "OOOOOOnn(iii)ii", &a_obj, &b_obj, &ys_obj, &xs_obj, &arrived_obj,
+                          &left_obj, &dx, &dy, &colour[0], &colour[1], &colour[2], &level,
+                          &tolerance))
+        return NULL;
+    Py_buffer va, vb, vy, vx, var, vle;
+    pixels_t a, b;
+    if (vfa_get_pair(a_obj, b_obj, &va, &vb, &a, &b) < 0) return NULL;
+    PyObject *result = NULL;
+    sample_t s = {&a, &b, va.shape[1], va.shape[0], NULL, NULL, 0};
+    if (get_sample(ys_obj, xs_obj, &vy, &vx, &s) < 0) goto fail;
+    if (PyObject_GetBuffer(arrived_obj, &var, PyBUF_C_CONTIGUOUS) < 0) goto fail_sample;
+    if (PyObject_GetBuffer(left_obj, &vle, PyBUF_C_CONTIGUOUS) < 0) goto fail_arrived;
+    if (var.len != s.n || vle.len != s.n || var.itemsize != 1 || vle.itemsize != 1) {
+        PyErr_SetString(PyExc_ValueError, "arrived and left must be bool, one per pixel");
+        goto done;
+    }
+    const uint8_t *arrived = var.buf, *left = vle.buf;
+    Py_ssize_t ink = 0, covered = 0, step = 1;
+    Py_BEGIN_ALLOW_THREADS
+    /* Every step-th arrived pixel, at most 4096 of them, counted and scaled back up. */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < s.n; i++) total += arrived[i] != 0;
+    step = total / 4096 > 1 ? total / 4096 : 1;
+    for (Py_ssize_t i = 0, nth = 0; i < s.n; i++) {
+        if (!arrived[i] || nth++ % step) continue;
+        const Py_ssize_t y = s.ys[i], x = s.xs[i];
+        if (!is_ink(b.data + y * b.stride + x * b.channels, colour, level)) continue;
+        ink++;
+        if (left[i] || !is_ink(a.data + y * a.stride + x * a.channels, colour, level)) continue;
+        covered += !went_along(&s, y, x, dx, dy, tolerance);
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(nn)", ink * step, covered * step);
+done:
+    PyBuffer_Release(&vle);
+fail_arrived:
+    PyBuffer_Release(&var);
+fail_sample:
+    PyBuffer_Release(&vx);
+    PyBuffer_Release(&vy);
+fail:
+    PyBuffer_Release(&va);
+    PyBuffer_Release(&vb);
+    return result;
+}
+
+VFA_DOC(vfa_carried_doc,
+        "carried(a, b, ys, xs, arrived, left, dx, dy, colour, level, tolerance) -> (ink,\n"
+        "covered)\n\n"
+        "Of the pixels (ys[i], xs[i]) where a move by (dx, dy) arrived (every step-th, at most\n"
+        "4096, counts scaled back up): ink, those of b more than level from colour (r, g, b) in\n"
+        "some channel; covered, those that are ink in a and b, did not leave (left[i] false) and\n"
+        "whose colour in a lies outside b's 3x3 range at p + d widened by tolerance.");
+
+/* ---- frame colour -------------------------------------------------------------------------- */
+
+static int by_value(const void *p, const void *q) {
+    const uint32_t u = *(const uint32_t *)p, v = *(const uint32_t *)q;
+    return (u > v) - (u < v);
+}
+
+PyObject *vfa_frame_colour(PyObject *self, PyObject *args) {
+    PyObject *src_obj;
+    Py_ssize_t x0, y0, x1, y1;
+    if (!PyArg_ParseTuple(args, "Onnnn", &src_obj, &x0, &y0, &x1, &y1)) return NULL;
+    Py_buffer vs;
+    pixels_t src;
+    if (vfa_get_pixels(src_obj, &vs, &src, "src") < 0) return NULL;
+    PyObject *result = NULL;
+    if (vfa_check_area(&vs, x0, y0, x1 - x0, y1 - y0) < 0) goto done;
+    const Py_ssize_t w = x1 - x0, h = y1 - y0, n = 2 * (w + h);
+    uint32_t *frame = malloc(sizeof(uint32_t) * (size_t)n);
+    if (!frame) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint32_t common = 0;
+    Py_BEGIN_ALLOW_THREADS
+#define PACK(y, x)                                                                      \
+    (((const uint8_t *)src.data + (y) * src.stride + (x) * src.channels)[0] << 16 |     \
+     ((const uint8_t *)src.data + (y) * src.stride + (x) * src.channels)[1] << 8 |      \
+     ((const uint8_t *)src.data + (y) * src.stride + (x) * src.channels)[2])
+    Py_ssize_t k = 0;
+    for (Py_ssize_t x = x0; x < x1; x++) frame[k++] = (uint32_t)PACK(y0, x);
+    for (Py_ssize_t x = x0; x < x1; x++) frame[k++] = (uint32_t)PACK(y1 - 1, x);
+    for (Py_ssize_t y = y0; y < y1; y++) frame[k++] = (uint32_t)PACK(y, x0);
+    for (Py_ssize_t y = y0; y < y1; y++) frame[k++] = (uint32_t)PACK(y, x1 - 1);
+#undef PACK
+    qsort(frame, (size_t)n, sizeof(uint32_t), by_value);
+    Py_ssize_t best = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i;
+        while (j < n && frame[j] == frame[i]) j++;
+        if (j - i > best) {
+            best = j - i;
+            common = frame[i];
+        }
+        i = j;
+    }
+    Py_END_ALLOW_THREADS
+    free(frame);
+    result = Py_BuildValue("(iii)", (int)(common >> 16), (int)((common >> 8) & 255),
+                           (int)(common & 255));
+done:
+    PyBuffer_Release(&vs);
+    return result;
+}
+
+VFA_DOC(vfa_frame_colour_doc,
+        "frame_colour(src, x0, y0, x1, y1) -> (r, g, b)\n\n"
+        "The commonest colour of the area's frame: its first and last rows and its first and\n"
+        "last columns, each counted in full (corners count twice), ties to the smallest\n"
+        "0xRRGGBB.");

@@ -27,9 +27,12 @@ class Translations:
 
     @functools.cached_property
     def exact(self) -> set[tuple[int, int]]:
+        # Offsets d along y (then x) at which the candidate's lines across the region equal the
+        # base's lines d before them, most voted first; lines up to the region's size away
+        # (near px at least) are searched.
         a, b, box, near = self.a, self.b, self.box, self.near
-        found = {(0, d) for d in _signature_votes(a, b, box, near, columns=False)}
-        found |= {(d, 0) for d in _signature_votes(a, b, box, near, columns=True)}
+        found = {(0, d) for d in _analysis.votes(a, b, box, near, False)}
+        found |= {(d, 0) for d in _analysis.votes(a, b, box, near, True)}
         return self._valid(found)
 
     @functools.cached_property
@@ -44,60 +47,6 @@ class Translations:
     def _valid(self, found: set[tuple[int, int]]) -> set[tuple[int, int]]:
         height, width = self.a.shape[:2]
         return {d for d in found if d != (0, 0) and abs(d[0]) < width and abs(d[1]) < height}
-
-
-def _line_keys(
-    image: np.ndarray, area: tuple[int, int, int, int], columns: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """A hash per row (or column) of the area (x0, y0, x1, y1) that equal lines share, and
-    which lines are one flat colour (they say nothing about where content went)."""
-    x0, y0, x1, y1 = area
-    n = x1 - x0 if columns else y1 - y0
-    keys, flat = np.empty(n, np.uint64), np.empty(n, bool)
-    _analysis.signatures(image, x0, y0, x1, y1, columns, keys, flat)
-    return keys, flat
-
-
-def _signature_votes(
-    a: np.ndarray, b: np.ndarray, box: Box, least: int, columns: bool
-) -> list[int]:
-    """Offsets d along y (or x, with ``columns``) for which the candidate's lines across the
-    region equal the base's lines d before them, most voted first; lines up to the region's
-    size away (``least`` px at least) are searched. Lines of one flat colour say nothing and
-    are skipped."""
-    x, y, w, h = box
-    search = max(h, w, least)
-    if columns:
-        lo, hi, limit = x, x + w, a.shape[1]
-        first, last = max(lo - search, 0), min(hi + search, limit)
-        near, here = (first, y, last, y + h), (lo, y, hi, y + h)
-    else:
-        lo, hi, limit = y, y + h, a.shape[0]
-        first, last = max(lo - search, 0), min(hi + search, limit)
-        near, here = (x, first, x + w, last), (x, lo, x + w, hi)
-    base_keys, base_flat = _line_keys(a, near, columns)
-    cand_keys, cand_flat = _line_keys(b, here, columns)
-    base_lines, cand_lines = np.flatnonzero(~base_flat), np.flatnonzero(~cand_flat)
-    # Every (candidate line, base line) pair with one key, candidate lines in order and base
-    # lines in order within each: the order in which offsets are first seen breaks ties.
-    keys = base_keys[base_lines]
-    order = np.argsort(keys, kind="stable")
-    keys, positions = keys[order], base_lines[order] + first
-    wanted = cand_keys[cand_lines]
-    starts = np.searchsorted(keys, wanted, "left")
-    counts = np.searchsorted(keys, wanted, "right") - starts
-    total = int(counts.sum())
-    if total == 0:
-        return []
-    ends = np.cumsum(counts)
-    matched = positions[np.arange(total) + np.repeat(starts - ends + counts, counts)]
-    offsets = np.repeat(cand_lines + lo, counts) - matched
-    offsets = offsets[offsets != 0]
-    if offsets.size == 0:
-        return []
-    found, seen, votes = np.unique(offsets, return_index=True, return_counts=True)
-    best: list[int] = found[np.lexsort((seen, -votes))][:3].tolist()
-    return best
 
 
 def _grey(pixels: np.ndarray) -> np.ndarray:

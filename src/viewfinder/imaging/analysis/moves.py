@@ -1,7 +1,7 @@
 """Moves: whether a translation (dx, dy) explains a region, the candidate equal to the base
 shifted by it on the region's changed pixels, and whether the moved content now covers
 content that stayed (an overlap). The translations tried come from ``candidates``; the pixel
-by pixel check is the _analysis ``matches`` kernel."""
+by pixel checks are the _analysis ``matches``, ``rank`` and ``carried`` kernels."""
 
 from __future__ import annotations
 
@@ -104,50 +104,14 @@ def find_move(
     mask = np.zeros((h, w), bool)
     mask[ys[arrived] - y, xs[arrived] - x] = True
     # Content that arrived where the base had content of its own, which did not move along
-    # (it is not found d further on): one element drawn over another.
-    # Counted on a sample of at most 4096 of the arrived pixels, scaled back up.
-    here = np.flatnonzero(arrived)
-    step = max(1, here.size // 4096)
-    here = here[::step]
-    colour = background(a, box)
-    py, px = ys[here], xs[here]
-    ink_b, ink_a = ink(b[py, px], colour), ink(a[py, px], colour)
-    suspects = ink_b & ink_a & ~found.left[here]
-    covered = int((suspects & ~_went_along(a, b, py, px, dx, dy, suspects)).sum()) * step
-    return Move(dx, dy, found.share, mask, int(ink_b.sum()) * step, covered)
-
-
-def _went_along(
-    a: np.ndarray,
-    b: np.ndarray,
-    py: np.ndarray,
-    px: np.ndarray,
-    dx: int,
-    dy: int,
-    which: np.ndarray,
-) -> np.ndarray:
-    """Of the pixels at (py, px) marked in ``which``, those whose base colour lies within the
-    candidate's 3x3 range at p + d, give or take the TOLERANCE allowed to glyphs drawn again:
-    content the move carried, drawn again at another sub-pixel phase, so not found there
-    exactly. Text moved a few px onto its own old place is not drawn over anything."""
-    along = np.zeros(py.size, bool)
-    pick = np.flatnonzero(which)
-    if pick.size == 0:
-        return along
-    height, width = b.shape[:2]
-    ty, tx = py[pick] + dy, px[pick] + dx
-    lo = np.full((pick.size, 3), 255, np.int16)
-    hi = np.zeros((pick.size, 3), np.int16)
-    for oy in (-1, 0, 1):
-        for ox in (-1, 0, 1):
-            near = b[np.clip(ty + oy, 0, height - 1), np.clip(tx + ox, 0, width - 1), :3]
-            np.minimum(lo, near, out=lo)
-            np.maximum(hi, near, out=hi)
-    base = a[py[pick], px[pick], :3].astype(np.int16)
-    inside = (ty >= 0) & (ty < height) & (tx >= 0) & (tx < width)
-    fits = ((base >= lo - TOLERANCE) & (base <= hi + TOLERANCE)).all(axis=1)
-    along[pick] = inside & fits
-    return along
+    # (nor is it found again d further on, give or take the TOLERANCE allowed to glyphs drawn
+    # again at another sub-pixel phase): one element drawn over another. Text moved a few px
+    # onto its own old place is not drawn over anything.
+    colour = tuple(background(a, box).tolist())
+    inked, covered = _analysis.carried(
+        a, b, ys, xs, arrived, found.left, dx, dy, colour, INK, TOLERANCE
+    )
+    return Move(dx, dy, found.share, mask, inked, covered)
 
 
 def _ranked(
@@ -155,14 +119,10 @@ def _ranked(
 ) -> tuple[int, int] | None:
     """The translation that explains most of the pixels at (ys, xs). Every one tried is
     scored on a sample of them, the best few on more, and only the winner on all of them;
-    ties go to the shortest vector."""
-    ranked = _by_length(tried)
-    for size, keep in ((256, 4), (4096, 1)):
-        step = max(1, ys.size // size)
-        ranked = _best(a, b, ys[::step], xs[::step], ranked)[:keep]
-        if step == 1:
-            break
-    return ranked[0] if ranked else None
+    ties go to the shortest vector. Where content arrived decides; where it left breaks ties:
+    in smooth gradients several vectors match where content arrived, only the true one both
+    ways."""
+    return _analysis.rank(a, b, ys, xs, tried, False)
 
 
 def _exact(
@@ -171,41 +131,7 @@ def _exact(
     """The shortest of the translations that explain every one of a sample of (at most 4096
     of) the pixels both ways, where the content arrived and where it left: no other
     translation can explain more of them, so phase correlation need not look for one."""
-    if not tried:
-        return None
-    step = max(1, ys.size // 4096)
-    sample_y, sample_x = ys[::step], xs[::step]
-    ranked = _by_length(tried)
-    arrived, left = _scores(a, b, sample_y, sample_x, ranked)
-    whole = np.flatnonzero((arrived == sample_y.size) & (left == sample_y.size))
-    return ranked[int(whole[0])] if whole.size else None
-
-
-def _by_length(tried: set[tuple[int, int]]) -> list[tuple[int, int]]:
-    return sorted(tried, key=lambda d: (abs(d[0]) + abs(d[1]), d))
-
-
-def _best(
-    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: list[tuple[int, int]]
-) -> list[tuple[int, int]]:
-    """The translations ordered by how many of the pixels at (ys, xs) they explain, ties kept in
-    the order given. Where content arrived decides; where it left breaks ties: in smooth
-    gradients several vectors match where content arrived, only the true one both ways."""
-    if not tried:
-        return []
-    arrived, left = _scores(a, b, ys, xs, tried)
-    return [tried[i] for i in np.lexsort((-left, -arrived)).tolist()]
-
-
-def _scores(
-    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: list[tuple[int, int]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """For each translation, how many of the pixels at (ys, xs) it explains where the content
-    arrived, and how many where it left (the _analysis scores kernel)."""
-    vectors = np.array(tried, np.intp)
-    arrived, left = np.empty(len(tried), np.intp), np.empty(len(tried), np.intp)
-    _analysis.scores(a, b, ys, xs, vectors[:, 0].copy(), vectors[:, 1].copy(), arrived, left)
-    return arrived, left
+    return _analysis.rank(a, b, ys, xs, tried, True)
 
 
 def known_move(
@@ -319,10 +245,4 @@ def ink(pixels: np.ndarray, colour: np.ndarray) -> np.ndarray:
 def background(image: np.ndarray, box: Box) -> np.ndarray:
     """The commonest colour on the frame just around a region: what it sits on."""
     height, width = image.shape[:2]
-    x0, y0, x1, y1 = window(box, 2, width, height)
-    area = image[y0:y1, x0:x1, :3]
-    frame = np.concatenate([area[0], area[-1], area[:, 0], area[:, -1]]).astype(np.int32)
-    packed = (frame[:, 0] << 16) | (frame[:, 1] << 8) | frame[:, 2]
-    colours, counts = np.unique(packed, return_counts=True)
-    common = int(colours[counts.argmax()])
-    return np.array([common >> 16, (common >> 8) & 255, common & 255], np.int16)
+    return np.array(_analysis.frame_colour(image, *window(box, 2, width, height)), np.int16)
