@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static int get_plane3(PyObject *obj, Py_buffer *view, int writable, plane3_t *p, const char *name) {
     int flags = PyBUF_STRIDED_RO | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
@@ -33,7 +36,8 @@ static int get_plane3(PyObject *obj, Py_buffer *view, int writable, plane3_t *p,
 /* The [1 2 3 2 1] / 9 kernel along rows then columns (a 3x3 box applied twice), edges of the
  * area repeated. Sums are exact integers (at most 81 * 255, so 16 bits hold them); only the
  * final scale rounds. Both passes run over a row's bytes as one flat run, alpha included, so
- * that they vectorise; each source row is blurred along x once, into a ring of five. */
+ * that they vectorise; each source row is blurred along x once, into a ring of five (rows of
+ * (r, g, b) in place, with no padded copy), and the pass along y writes the floats. */
 typedef struct {
     uint8_t *padded;  /* one source row, its first and last pixel repeated twice */
     uint16_t *ring;   /* five rows blurred along x */
@@ -52,6 +56,22 @@ static void blur_row_x(const uint8_t *row, Py_ssize_t w, int c, uint8_t *padded,
         to[i] = (uint16_t)(p[i - 2 * c] + 2 * p[i - c] + 3 * p[i] + 2 * p[i + c] + p[i + 2 * c]);
 }
 
+/* blur_row_x for (r, g, b) rows, read in place: only the two pixels at each end need their
+ * neighbours repeated. */
+static void blur_row_x3(const uint8_t *restrict row, Py_ssize_t w, uint16_t *restrict to) {
+    static const int taps[5] = {1, 2, 3, 2, 1};
+    for (Py_ssize_t x = 0; x < w; x++) {
+        if (x == 2 && w > 4) x = w - 2; /* the middle is done below */
+        for (int ch = 0; ch < 3; ch++) {
+            int sum = 0;
+            for (int t = -2; t <= 2; t++) sum += taps[t + 2] * row[clamp(x + t, 0, w - 1) * 3 + ch];
+            to[x * 3 + ch] = (uint16_t)sum;
+        }
+    }
+    for (Py_ssize_t i = 6; i < w * 3 - 6; i++)
+        to[i] = (uint16_t)(row[i - 6] + 2 * row[i - 3] + 3 * row[i] + 2 * row[i + 3] + row[i + 6]);
+}
+
 static void blur_area(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t w,
                       Py_ssize_t h, const plane3_t *out, const blur_buffers_t *buf) {
     const int c = src->channels;
@@ -59,18 +79,25 @@ static void blur_area(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssiz
     const float scale = 1.0f / 81.0f;
     Py_ssize_t ready = 0; /* source rows [0, ready) of the area are in the ring */
     for (Py_ssize_t r = 0; r < h; r++) {
-        for (; ready < h && ready <= r + 2; ready++)
-            blur_row_x(src->data + (y0 + ready) * src->stride + x0 * c, w, c, buf->padded,
-                       buf->ring + (ready % 5) * n);
-        const uint16_t *v[5];
-        for (int i = 0; i < 5; i++) v[i] = buf->ring + (clamp(r + i - 2, 0, h - 1) % 5) * n;
-        uint16_t *col = buf->column;
-        for (Py_ssize_t i = 0; i < n; i++)
-            col[i] = (uint16_t)(v[0][i] + 2 * v[1][i] + 3 * v[2][i] + 2 * v[3][i] + v[4][i]);
-        float *o = out->data + r * out->stride;
+        for (; ready < h && ready <= r + 2; ready++) {
+            const uint8_t *row = src->data + (y0 + ready) * src->stride + x0 * c;
+            uint16_t *to = buf->ring + (ready % 5) * n;
+            if (c == 3) blur_row_x3(row, w, to);
+            else blur_row_x(row, w, c, buf->padded, to);
+        }
+        const uint16_t *restrict v0 = buf->ring + (clamp(r - 2, 0, h - 1) % 5) * n;
+        const uint16_t *restrict v1 = buf->ring + (clamp(r - 1, 0, h - 1) % 5) * n;
+        const uint16_t *restrict v2 = buf->ring + (r % 5) * n;
+        const uint16_t *restrict v3 = buf->ring + (clamp(r + 1, 0, h - 1) % 5) * n;
+        const uint16_t *restrict v4 = buf->ring + (clamp(r + 2, 0, h - 1) % 5) * n;
+        float *restrict o = out->data + r * out->stride;
         if (c == 3) {
-            for (Py_ssize_t i = 0; i < n; i++) o[i] = (float)col[i] * scale;
+            for (Py_ssize_t i = 0; i < n; i++)
+                o[i] = (float)(uint16_t)(v0[i] + 2 * v1[i] + 3 * v2[i] + 2 * v3[i] + v4[i]) * scale;
         } else {
+            uint16_t *restrict col = buf->column;
+            for (Py_ssize_t i = 0; i < n; i++)
+                col[i] = (uint16_t)(v0[i] + 2 * v1[i] + 3 * v2[i] + 2 * v3[i] + v4[i]);
             for (Py_ssize_t x = 0; x < w; x++)
                 for (int ch = 0; ch < 3; ch++) o[x * 3 + ch] = (float)col[x * c + ch] * scale;
         }
@@ -182,24 +209,55 @@ static void estimate_motion(const plane3_t *a, const plane3_t *b, double *tx, do
 }
 
 /* Largest |b - a sampled at (x - tx, y - ty)| over the box and the three channels, bilinear
- * sampling with the window's edges repeated. */
+ * sampling with the window's edges repeated. Columns whose two samples lie inside the window
+ * run as one flat loop over the row's floats; the few at its edges clamp. */
 static float residual_in(const plane3_t *a, const plane3_t *b, double tx, double ty, box_t box) {
     const Py_ssize_t w = a->width, h = a->height;
     const Py_ssize_t kx = (Py_ssize_t)floor(-tx), ky = (Py_ssize_t)floor(-ty);
     const float fx = (float)(-tx - (double)kx), fy = (float)(-ty - (double)ky);
+    const float gx = 1 - fx, gy = 1 - fy;
+    Py_ssize_t fast0 = box.x0 > -kx ? box.x0 : -kx, fast1 = box.x1 < w - 1 - kx ? box.x1 : w - 1 - kx;
+    if (fast1 < fast0) fast0 = fast1 = box.x1;
     float worst = 0;
     for (Py_ssize_t y = box.y0; y < box.y1; y++) {
         const float *r0 = a->data + clamp(y + ky, 0, h - 1) * a->stride;
         const float *r1 = a->data + clamp(y + ky + 1, 0, h - 1) * a->stride;
         const float *brow = b->data + y * b->stride;
         for (Py_ssize_t x = box.x0; x < box.x1; x++) {
+            if (x == fast0) x = fast1;
+            if (x >= box.x1) break;
             const Py_ssize_t c0 = clamp(x + kx, 0, w - 1) * 3, c1 = clamp(x + kx + 1, 0, w - 1) * 3;
             for (int ch = 0; ch < 3; ch++) {
-                const float top = r0[c0 + ch] * (1 - fx) + r0[c1 + ch] * fx;
-                const float bottom = r1[c0 + ch] * (1 - fx) + r1[c1 + ch] * fx;
-                const float diff = fabsf(brow[x * 3 + ch] - (top * (1 - fy) + bottom * fy));
-                if (diff > worst) worst = diff;
+                const float top = r0[c0 + ch] * gx + r0[c1 + ch] * fx;
+                const float bottom = r1[c0 + ch] * gx + r1[c1 + ch] * fx;
+                const float diff = fabsf(brow[x * 3 + ch] - (top * gy + bottom * fy));
+                worst = diff > worst ? diff : worst;
             }
+        }
+        const float *p0 = r0 + kx * 3, *p1 = r1 + kx * 3;
+        Py_ssize_t i = fast0 * 3;
+#ifdef __SSE2__
+        /* Four at a time: the compiler will not vectorise a float max it must keep NaN-exact. */
+        const __m128 vgx = _mm_set1_ps(gx), vfx = _mm_set1_ps(fx), vgy = _mm_set1_ps(gy),
+                     vfy = _mm_set1_ps(fy), sign = _mm_set1_ps(-0.0f);
+        __m128 most = _mm_setzero_ps();
+        for (; i + 4 <= fast1 * 3; i += 4) {
+            const __m128 top = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p0 + i), vgx),
+                                          _mm_mul_ps(_mm_loadu_ps(p0 + i + 3), vfx));
+            const __m128 bottom = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p1 + i), vgx),
+                                             _mm_mul_ps(_mm_loadu_ps(p1 + i + 3), vfx));
+            const __m128 sampled = _mm_add_ps(_mm_mul_ps(top, vgy), _mm_mul_ps(bottom, vfy));
+            most = _mm_max_ps(most, _mm_andnot_ps(sign, _mm_sub_ps(_mm_loadu_ps(brow + i), sampled)));
+        }
+        float lanes[4];
+        _mm_storeu_ps(lanes, most);
+        for (int k = 0; k < 4; k++) worst = lanes[k] > worst ? lanes[k] : worst;
+#endif
+        for (; i < fast1 * 3; i++) {
+            const float top = p0[i] * gx + p0[i + 3] * fx;
+            const float bottom = p1[i] * gx + p1[i + 3] * fx;
+            const float diff = fabsf(brow[i] - (top * gy + bottom * fy));
+            worst = diff > worst ? diff : worst;
         }
     }
     return worst;
