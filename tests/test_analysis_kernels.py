@@ -118,6 +118,99 @@ def test_motion_residual_refuses_boxes_outside_their_window() -> None:
         _analysis.motion_residual(a, a, (5, 5, 10, 10), (0, 0, 6, 5), (0, 0, 1, 1), 0.03)
 
 
+RULE = (41.0, 30.0, 0.03, 0.15, 0.8, 64.0, 32.0, 2)
+
+
+def reference_is_noise(
+    a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, pad: int
+) -> bool:
+    """The noise rule composed of the kernels it is built from."""
+    moving, still_limit, still, flip_still, flip, contrast, plain, flips = RULE
+    if not _analysis.envelope(a, b, mask, x, y, True):
+        return False
+    height, width = a.shape[:2]
+    h, w = mask.shape
+    x0, y0 = max(x - pad, 0), max(y - pad, 0)
+    x1, y1 = min(x + w + pad, width), min(y + h + pad, height)
+    left, top = min(max(x, 2), x + w), min(max(y, 2), y + h)
+    trimmed = (
+        left - x0,
+        top - y0,
+        max(min(x + w, width - 2), left) - x0,
+        max(min(y + h, height - 2), top) - y0,
+    )
+    inside = (x - x0, y - y0, x - x0 + w, y - y0 + h)
+    residual, motion, unmoved = _analysis.motion_residual(
+        a, b, (x0, y0, x1, y1), inside, trimmed, still
+    )
+    if residual > (still_limit if motion < still else moving):
+        return False
+    crossed = _analysis.flips(a, b, mask, x, y, flip, contrast, plain, flips) >= flips
+    if (motion < flip_still or not residual < unmoved) and crossed:
+        return False
+    return motion >= still or _analysis.envelope(a, b, mask, x, y, False)
+
+
+def noise_pair() -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int, int]]]:
+    """Text-like strokes drawn again 0.3 px to the right, with a dot of new ink at (70, 40) and
+    its box, and a box whose pixels an earlier box takes."""
+    yy, xx = np.mgrid[0:90, 0:120].astype(np.float64)
+
+    def strokes(shift: float) -> np.ndarray:
+        grey = 128 + 90 * np.sin((xx - shift) / 2.5) * np.cos(yy / 3)
+        return np.repeat(np.rint(grey)[..., None], 3, axis=2).astype(np.uint8)
+
+    a, b = strokes(0), strokes(0.3)
+    b[38:43, 68:73] = (250, 0, 0)
+    return (
+        a,
+        b,
+        [(5, 5, 30, 20), (10, 10, 10, 10), (40, 50, 40, 30), (66, 36, 9, 9), (5, 60, 20, 20)],
+    )
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_is_noise_is_the_rule_its_kernels_compose(channels: int) -> None:
+    a, b, boxes = noise_pair()
+    if channels == 4:
+        a, b = (np.dstack([v, np.full(v.shape[:2], 255, np.uint8)]) for v in (a, b))
+    verdicts = []
+    for x, y, w, h in boxes:
+        mask = (a[y : y + h, x : x + w] != b[y : y + h, x : x + w]).any(axis=2)
+        for pad in (0, 8, 32):
+            found = _analysis.is_noise(a, b, mask, x, y, pad, RULE)
+            assert found is reference_is_noise(a, b, mask, x, y, pad)
+        verdicts.append(found)
+    assert verdicts == [True, True, True, False, True]  # the new ink is not noise
+
+
+def test_noise_run_judges_regions_in_turn_from_the_labels() -> None:
+    a, b, boxes = noise_pair()
+    changed, darker, noise = 1, 2, 7
+    labels = np.where((a != b).any(axis=2), changed, 0).astype(np.uint8)
+    labels[20:25, 20:30] = np.where(labels[20:25, 20:30] == changed, darker, 0)
+    before = labels.copy()
+    # Box 1 lies inside box 0: once box 0 is noise, nothing of box 1 is left changed.
+    stop, verdicts = _analysis.noise_run(a, b, labels, boxes, 0, 32, RULE, (changed, darker), noise)
+    assert (stop, verdicts) == (3, bytes([1, 0, 1]))
+    for x, y, w, h in boxes[:3]:
+        was = before[y : y + h, x : x + w]
+        now = labels[y : y + h, x : x + w]
+        assert ((now == noise) == ((was == changed) | (was == darker))).all()
+    box = boxes[3]
+    assert (labels[box[1] : box[1] + box[3], box[0] : box[0] + box[2]] == changed).any()
+    # From the region after it, the run goes to the end.
+    stop, verdicts = _analysis.noise_run(a, b, labels, boxes, 4, 32, RULE, (changed, darker), noise)
+    assert (stop, verdicts) == (5, bytes([1]))
+    assert _analysis.noise_run(a, b, labels, boxes, 5, 32, RULE, (1, 2), 7) == (5, b"")
+    with pytest.raises(ValueError, match="inside the images"):
+        _analysis.noise_run(a, b, labels, [(100, 80, 30, 20)], 0, 32, RULE, (1, 2), 7)
+    with pytest.raises(ValueError, match="start"):
+        _analysis.noise_run(a, b, labels, boxes, 6, 32, RULE, (1, 2), 7)
+    with pytest.raises(ValueError, match="labels"):
+        _analysis.noise_run(a, b, labels[:10], boxes, 0, 32, RULE, (1, 2), 7)
+
+
 def test_new_ink_is_outside_the_envelope_and_a_one_level_change_inside() -> None:
     a = np.full((12, 12, 3), 128, np.uint8)
     ink = a.copy()

@@ -1,23 +1,24 @@
 /*
  * Inner loops of the change analysis (the analysis package holds the method and its reasons).
  *
- * blur() smooths an area of an image, motion_residual() estimates the sub-pixel motion of a
- * window of two blurred images (one Lucas-Kanade step) and measures what the motion leaves
- * unexplained inside a box, envelope() checks that changed pixels stay within their
- * neighbours' range of colours, flips() counts those that crossed it, ranges() finds each
- * pixel's neighbourhood range and fits() checks glyphs displaced by a pixel or two against
- * those ranges, straight_run() finds a box's edge among changed pixels, votes() finds the
- * offsets at which a region's rows or columns reappear, matches() checks a translation pixel
- * by pixel, rank() picks the translation that best explains a sample of pixels, carried()
- * tells how much of what a move carried covers content that stayed, frame_colour() finds what
- * a region sits on, spread() measures how far an area's colours stray from their
- * mean, recoloured() and one_fill() tell how changed colours map to new ones, edges() counts
- * the strong and faint edges of two areas and colours() counts an area's colours. All release
- * the GIL. This file holds the module, its method table and the image check; the methods are
- * in _analysis_motion.c (blur, motion_residual), _analysis_envelope.c (envelope, flips, ranges,
- * fits), _analysis_edges.c (straight_run), _analysis_votes.c (votes), _analysis_moves.c
- * (matches, rank, carried, frame_colour), _analysis_stats.c (spread) and _analysis_colours.c
- * (recoloured, one_fill, edges, colours).
+ * is_noise() is the noise test of one region and noise_run() of regions in turn, straight from the
+ * label plane, built from the kernels below. blur() smooths an area of an image, motion_residual()
+ * estimates the sub-pixel motion of a window of two blurred images (one Lucas-Kanade step) and
+ * measures what the motion leaves unexplained inside a box, envelope() checks that changed pixels
+ * stay within their neighbours' range of colours, flips() counts those that crossed it, ranges()
+ * finds each pixel's neighbourhood range and fits() checks glyphs displaced by a pixel or two
+ * against those ranges, straight_run() finds a box's edge among changed pixels, votes() finds the
+ * offsets at which a region's rows or columns reappear, matches() checks a translation pixel by
+ * pixel, rank() picks the translation that best explains a sample of pixels, carried() tells how
+ * much of what a move carried covers content that stayed, frame_colour() finds what a region sits
+ * on, spread() measures how far an area's colours stray from their mean, recoloured() and
+ * one_fill() tell how changed colours map to new ones, edges() counts the strong and faint edges
+ * of two areas and colours() counts an area's colours. All release the GIL.
+ * This file holds the module, its method table and the image check; the methods are in
+ * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual),
+ * _analysis_envelope.c (envelope, flips, ranges, fits), _analysis_edges.c (straight_run),
+ * _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried, frame_colour),
+ * _analysis_stats.c (spread) and _analysis_colours.c (recoloured, one_fill, edges, colours).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -57,6 +58,8 @@ int vfa_check_area(const Py_buffer *view, Py_ssize_t x, Py_ssize_t y, Py_ssize_t
 }
 
 static PyMethodDef methods[] = {
+    {"is_noise", vfa_is_noise, METH_VARARGS, vfa_is_noise_doc},
+    {"noise_run", vfa_noise_run, METH_VARARGS, vfa_noise_run_doc},
     {"blur", vfa_blur, METH_VARARGS, vfa_blur_doc},
     {"motion_residual", vfa_motion_residual, METH_VARARGS, vfa_motion_residual_doc},
     {"envelope", vfa_envelope, METH_VARARGS, vfa_envelope_doc},

@@ -47,6 +47,27 @@ int vfa_get_placed(PyObject *a_obj, PyObject *b_obj, PyObject *mask_obj, Py_ssiz
                    Py_ssize_t y, placed_t *p);
 void vfa_release_placed(placed_t *p);
 
+/* A region's mask of changed pixels (nonzero bytes), width x height, placed at (x, y). */
+typedef struct {
+    const uint8_t *data;
+    Py_ssize_t stride, width, height, x, y;
+} mask_t;
+
+mask_t vfa_placed_mask(const placed_t *p, Py_ssize_t x, Py_ssize_t y);
+
+/* The noise test's parts, on images a and b of w x h: whether every masked pixel's colour lies
+ * within (2 levels of) the other image's 3x3 range (envelope()), how many masked pixels
+ * crossed their neighbourhood, counted up to `need` (flips()), and the motion residual of a
+ * box and `pad` px around it (-1 when out of memory). */
+int vfa_envelope_holds(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
+                       const mask_t *m, int skip_edges);
+Py_ssize_t vfa_count_flips(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
+                           const mask_t *m, float share, float contrast, float plain,
+                           Py_ssize_t need);
+int vfa_box_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
+                     Py_ssize_t x, Py_ssize_t y, Py_ssize_t bw, Py_ssize_t bh, Py_ssize_t pad,
+                     double still, float *residual, double *motion, float *unmoved);
+
 /* Static in every file that includes it: it must inline into the kernels' loops. */
 static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
     return v < lo ? lo : (v > hi ? hi : v);
@@ -55,13 +76,16 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
 /* A method's docstring, defined beside the method for the module table. */
 #define VFA_DOC(name, text) const char name[] = PyDoc_STR(text)
 
-/* The methods: blur and motion_residual (_analysis_motion.c), envelope, flips, ranges and fits
- * (_analysis_envelope.c), straight_run (_analysis_edges.c), votes (_analysis_votes.c), matches,
- * rank, carried and frame_colour (_analysis_moves.c), spread (_analysis_stats.c), recoloured,
- * one_fill, edges and colours (_analysis_colours.c). */
+/* The methods: is_noise and noise_run (_analysis_noise.c), blur and motion_residual
+ * (_analysis_motion.c), envelope, flips, ranges and fits (_analysis_envelope.c), straight_run
+ * (_analysis_edges.c), votes (_analysis_votes.c), matches, rank, carried and frame_colour
+ * (_analysis_moves.c), spread (_analysis_stats.c), recoloured, one_fill, edges and colours
+ * (_analysis_colours.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
 PyObject *vfa_envelope(PyObject *self, PyObject *args);
+PyObject *vfa_is_noise(PyObject *self, PyObject *args);
+PyObject *vfa_noise_run(PyObject *self, PyObject *args);
 PyObject *vfa_votes(PyObject *self, PyObject *args);
 PyObject *vfa_matches(PyObject *self, PyObject *args);
 PyObject *vfa_straight_run(PyObject *self, PyObject *args);
@@ -76,7 +100,8 @@ PyObject *vfa_recoloured(PyObject *self, PyObject *args);
 PyObject *vfa_one_fill(PyObject *self, PyObject *args);
 PyObject *vfa_edges(PyObject *self, PyObject *args);
 PyObject *vfa_colours(PyObject *self, PyObject *args);
-extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[],
+extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[], vfa_is_noise_doc[],
+    vfa_noise_run_doc[],
     vfa_votes_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_rank_doc[], vfa_carried_doc[],
     vfa_frame_colour_doc[],
     vfa_flips_doc[], vfa_spread_doc[], vfa_fits_doc[], vfa_recoloured_doc[], vfa_one_fill_doc[],

@@ -55,6 +55,28 @@ void vfa_release_placed(placed_t *p) {
     PyBuffer_Release(&p->va);
 }
 
+int vfa_envelope_holds(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
+                       const mask_t *m, int skip_edges) {
+    for (Py_ssize_t r = 0; r < m->height; r++) {
+        const uint8_t *row = m->data + r * m->stride;
+        const Py_ssize_t y = m->y + r;
+        if (skip_edges && (y < 2 || y >= h - 2)) continue;
+        for (Py_ssize_t i = 0; i < m->width; i++) {
+            if (!row[i]) continue;
+            const Py_ssize_t x = m->x + i;
+            if (skip_edges && (x < 2 || x >= w - 2)) continue;
+            const uint8_t *pa = a->data + y * a->stride + x * a->channels;
+            const uint8_t *pb = b->data + y * b->stride + x * b->channels;
+            if (!within(a, pb, x, y, w, h) && !within(b, pa, x, y, w, h)) return 0;
+        }
+    }
+    return 1;
+}
+
+mask_t vfa_placed_mask(const placed_t *p, Py_ssize_t x, Py_ssize_t y) {
+    return (mask_t){p->vm.buf, p->vm.strides[0], p->vm.shape[1], p->vm.shape[0], x, y};
+}
+
 PyObject *vfa_envelope(PyObject *self, PyObject *args) {
     PyObject *a_obj, *b_obj, *mask_obj;
     Py_ssize_t bx, by;
@@ -63,27 +85,10 @@ PyObject *vfa_envelope(PyObject *self, PyObject *args) {
         return NULL;
     placed_t p;
     if (vfa_get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
-    const pixels_t a = p.a, b = p.b;
-    const Py_buffer vm = p.vm;
-    const Py_ssize_t w = p.w, h = p.h;
-    int ok = 1;
+    const mask_t m = vfa_placed_mask(&p, bx, by);
+    int ok;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; ok && r < vm.shape[0]; r++) {
-        const uint8_t *m = (const uint8_t *)vm.buf + r * vm.strides[0];
-        const Py_ssize_t y = by + r;
-        if (skip_edges && (y < 2 || y >= h - 2)) continue;
-        for (Py_ssize_t i = 0; i < vm.shape[1]; i++) {
-            if (!m[i]) continue;
-            const Py_ssize_t x = bx + i;
-            if (skip_edges && (x < 2 || x >= w - 2)) continue;
-            const uint8_t *pa = a.data + y * a.stride + x * a.channels;
-            const uint8_t *pb = b.data + y * b.stride + x * b.channels;
-            if (!within(&a, pb, x, y, w, h) && !within(&b, pa, x, y, w, h)) {
-                ok = 0;
-                break;
-            }
-        }
-    }
+    ok = vfa_envelope_holds(&p.a, &p.b, p.w, p.h, &m, skip_edges);
     Py_END_ALLOW_THREADS
     vfa_release_placed(&p);
     return PyBool_FromLong(ok);
@@ -95,9 +100,41 @@ VFA_DOC(vfa_envelope_doc,
              "a colour within 2 levels of the range of the other image's 3x3 neighbourhood;\n"
              "skip_edges leaves out pixels within 2 px of the image's border.");
 
-/* ---- flips --------------------------------------------------------------------------------- */
-
 static inline float luma(const uint8_t *p) { return 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2]; }
+
+Py_ssize_t vfa_count_flips(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
+                           const mask_t *m, float share, float contrast, float plain,
+                           Py_ssize_t need) {
+    Py_ssize_t found = 0;
+    for (Py_ssize_t r = 0; found < need && r < m->height; r++) {
+        const uint8_t *row_m = m->data + r * m->stride;
+        const Py_ssize_t y = m->y + r;
+        for (Py_ssize_t i = 0; found < need && i < m->width; i++) {
+            if (!row_m[i]) continue;
+            const Py_ssize_t x = m->x + i;
+            float lo = 1e9f, hi = -1e9f;
+            for (int dy = -1; dy <= 1; dy++) {
+                const uint8_t *row = a->data + clamp(y + dy, 0, h - 1) * a->stride;
+                for (int dx = -1; dx <= 1; dx++) {
+                    const float v = luma(row + clamp(x + dx, 0, w - 1) * a->channels);
+                    lo = v < lo ? v : lo;
+                    hi = v > hi ? v : hi;
+                }
+            }
+            const float span = hi - lo;
+            const float la = luma(a->data + y * a->stride + x * a->channels);
+            const float lb = luma(b->data + y * b->stride + x * b->channels);
+            const float moved = lb > la ? lb - la : la - lb;
+            /* Across most of a contrasty neighbourhood's range, or a stroke drawn on a plain
+             * one: a change no re-rasterisation of the base's neighbourhood makes. (Not at
+             * the image's own edges, where a sub-pixel motion uncovers what lay beyond.) */
+            const int inner = x >= 2 && y >= 2 && x < w - 2 && y < h - 2;
+            found += (span >= contrast && moved >= share * span) ||
+                     (inner && moved >= plain && span * 2 < moved);
+        }
+    }
+    return found;
+}
 
 PyObject *vfa_flips(PyObject *self, PyObject *args) {
     PyObject *a_obj, *b_obj, *mask_obj;
@@ -108,39 +145,11 @@ PyObject *vfa_flips(PyObject *self, PyObject *args) {
         return NULL;
     placed_t p;
     if (vfa_get_placed(a_obj, b_obj, mask_obj, bx, by, &p) < 0) return NULL;
-    const pixels_t a = p.a, b = p.b;
-    const Py_buffer vm = p.vm;
-    const Py_ssize_t w = p.w, h = p.h;
-    const float part = (float)share, least = (float)contrast, drawn = (float)plain;
-    Py_ssize_t found = 0;
+    const mask_t m = vfa_placed_mask(&p, bx, by);
+    Py_ssize_t found;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; found < need && r < vm.shape[0]; r++) {
-        const uint8_t *m = (const uint8_t *)vm.buf + r * vm.strides[0];
-        const Py_ssize_t y = by + r;
-        for (Py_ssize_t i = 0; found < need && i < vm.shape[1]; i++) {
-            if (!m[i]) continue;
-            const Py_ssize_t x = bx + i;
-            float lo = 1e9f, hi = -1e9f;
-            for (int dy = -1; dy <= 1; dy++) {
-                const uint8_t *row = a.data + clamp(y + dy, 0, h - 1) * a.stride;
-                for (int dx = -1; dx <= 1; dx++) {
-                    const float v = luma(row + clamp(x + dx, 0, w - 1) * a.channels);
-                    lo = v < lo ? v : lo;
-                    hi = v > hi ? v : hi;
-                }
-            }
-            const float span = hi - lo;
-            const float la = luma(a.data + y * a.stride + x * a.channels);
-            const float lb = luma(b.data + y * b.stride + x * b.channels);
-            const float moved = lb > la ? lb - la : la - lb;
-            /* Across most of a contrasty neighbourhood's range, or a stroke drawn on a plain
-             * one: a change no re-rasterisation of the base's neighbourhood makes. (Not at
-             * the image's own edges, where a sub-pixel motion uncovers what lay beyond.) */
-            const int inner = x >= 2 && y >= 2 && x < w - 2 && y < h - 2;
-            found += (span >= least && moved >= part * span) ||
-                     (inner && moved >= drawn && span * 2 < moved);
-        }
-    }
+    found = vfa_count_flips(&p.a, &p.b, p.w, p.h, &m, (float)share, (float)contrast, (float)plain,
+                            need);
     Py_END_ALLOW_THREADS
     vfa_release_placed(&p);
     return PyLong_FromSsize_t(found);

@@ -318,6 +318,28 @@ static int window_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t iw, 
     return ok;
 }
 
+static inline Py_ssize_t least(Py_ssize_t u, Py_ssize_t v) { return u < v ? u : v; }
+static inline Py_ssize_t most(Py_ssize_t u, Py_ssize_t v) { return u > v ? u : v; }
+
+int vfa_box_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
+                     Py_ssize_t x, Py_ssize_t y, Py_ssize_t bw, Py_ssize_t bh, Py_ssize_t pad,
+                     double still, float *residual, double *motion, float *unmoved) {
+    const box_t win = {most(x - pad, 0), most(y - pad, 0), least(x + bw + pad, w),
+                       least(y + bh + pad, h)};
+    *residual = *unmoved = 0;
+    *motion = 0;
+    if (win.x1 <= win.x0 || win.y1 <= win.y0) return 0;
+    const box_t inside = {x - win.x0, y - win.y0, x - win.x0 + bw, y - win.y0 + bh};
+    /* A sub-pixel shift uncovers up to a pixel of new content along the image's own edges.
+     * (Kept within the box: on an image a few pixels wide, nothing is left.) */
+    const Py_ssize_t left = least(most(x, 2), x + bw), top = least(most(y, 2), y + bh);
+    const box_t trimmed = {left - win.x0, top - win.y0, most(least(x + bw, w - 2), left) - win.x0,
+                           most(least(y + bh, h - 2), top) - win.y0};
+    if (!window_residual(a, b, w, h, win, inside, trimmed, still, residual, motion, unmoved))
+        return -1;
+    return 0;
+}
+
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args) {
     PyObject *a_obj, *b_obj, *win_obj, *inside_obj, *trimmed_obj;
     double still;

@@ -36,7 +36,7 @@ from viewfinder.imaging.analysis.moves import (
     overlapping,
     swept,
 )
-from viewfinder.imaging.analysis.noise import is_noise
+from viewfinder.imaging.analysis.noise import is_noise, noise_run
 from viewfinder.imaging.analysis.reach import SET, Reach
 from viewfinder.imaging.analysis.signals import Signal
 from viewfinder.imaging.analysis.verdict import conclude
@@ -93,12 +93,27 @@ def analyze(
     ]
     known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
     plain: list[tuple[int, int, int]] = []  # (place in changes, region, moves known then)
-    for number, (x, y, w, h, count, index) in enumerate(examined):
-        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach)
+    boxes = [(x, y, w, h) for x, y, w, h, _, _ in examined]
+    number = 0
+    while number < len(examined):
+        # Regions are tested for noise first, in runs judged in one call up to the first that is
+        # not noise: on a page drawn again a fraction of a pixel off, that is every one.
+        stop, verdicts = noise_run(a, b, labels, boxes, number, reach)
+        run = zip(examined[number:stop], verdicts, strict=True)
+        changes += [
+            Change(x, y, w, h, "noise", count, region=index)
+            for (x, y, w, h, count, index), noise in run
+            if noise
+        ]
+        if stop == len(examined):
+            break
+        x, y, w, h, count, index = examined[stop]
+        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach, tested=True)
         known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
         if len(found) == 1 and _plain(found[0]):
-            plain.append((len(changes), number, len(known)))
+            plain.append((len(changes), stop, len(known)))
         changes.extend(replace(c, region=index) for c in found)
+        number = stop + 1
     # Regions are examined largest first, so a large one may come before the smaller ones that
     # find the move it is part of (a card pushed down by a banner, the vector too long for its
     # own surroundings to show where it came from; the strip of a pale card's fill that a move
@@ -126,15 +141,18 @@ def examine(
     known: tuple[tuple[int, int], ...],
     reach: Reach,
     candidates: Translations | None = None,
+    *,
+    tested: bool = False,
 ) -> list[Change]:
-    """The changes one region holds, relabelling the diff image's moved and noise pixels."""
+    """The changes one region holds, relabelling the diff image's moved and noise pixels
+    (``tested``: the noise test already found it is not noise)."""
     x, y, w, h = box
     view = labels[y : y + h, x : x + w]
     changed = (view == _native.LABEL_CHANGED) | (view == _native.LABEL_DARKER)
     if not changed.any():
         return []
     split = candidates is None
-    if is_noise(a, b, changed, box, reach):
+    if not tested and is_noise(a, b, changed, box, reach):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
     text = _text_like(labels, box, reach)
