@@ -2,6 +2,26 @@ from collections.abc import Iterable
 
 import numpy as np
 
+def is_noise(
+    a: np.ndarray,
+    b: np.ndarray,
+    mask: np.ndarray,
+    x: int,
+    y: int,
+    pad: int,
+    rule: tuple[float, float, float, float, float, float, float, int],
+) -> bool: ...
+def noise_run(
+    a: np.ndarray,
+    b: np.ndarray,
+    labels: np.ndarray,
+    boxes: list[tuple[int, int, int, int]],
+    start: int,
+    pad: int,
+    rule: tuple[float, float, float, float, float, float, float, int],
+    changed: tuple[int, int],
+    noise: int,
+) -> tuple[int, bytes]: ...
 def blur(src: np.ndarray, x0: int, y0: int, out: np.ndarray) -> None: ...
 def motion_residual(
     a: np.ndarray,

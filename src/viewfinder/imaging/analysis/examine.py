@@ -93,12 +93,12 @@ def analyze(
     ]
     known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
     plain: list[tuple[int, int, int]] = []  # (place in changes, region, moves known then)
-    boxes = [(x, y, w, h) for x, y, w, h, _, _ in examined]
+    areas = [(x, y, w, h) for x, y, w, h, _, _ in examined]
     number = 0
     while number < len(examined):
         # Regions are tested for noise first, in runs judged in one call up to the first that is
         # not noise: on a page drawn again a fraction of a pixel off, that is every one.
-        stop, verdicts = noise_run(a, b, labels, boxes, number, reach)
+        stop, verdicts = noise_run(a, b, labels, areas, number, reach)
         run = zip(examined[number:stop], verdicts, strict=True)
         changes += [
             Change(x, y, w, h, "noise", count, region=index)
