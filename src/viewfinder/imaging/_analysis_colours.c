@@ -215,11 +215,17 @@ static Py_ssize_t commonest_pair(const placed_t *p, Py_ssize_t x0, Py_ssize_t y0
     const size_t n = (size_t)((count + step - 1) / step);
     uint32_t *scratch, *pairs = keys_alloc(n, &scratch);
     if (!pairs) return -1;
-    size_t index = 0, taken = 0;
+    size_t taken = 0;
+    Py_ssize_t skip = 0; /* masked pixels to pass over before the next sample */
     for (Py_ssize_t y = 0; y < h; y++) {
         const uint8_t *m = (const uint8_t *)p->vm.buf + y * p->vm.strides[0];
         for (Py_ssize_t x = 0; x < w; x++) {
-            if (!m[x] || index++ % (size_t)step) continue;
+            if (!m[x]) continue;
+            if (skip) {
+                skip--;
+                continue;
+            }
+            skip = step - 1;
             const uint8_t *pa = p->a.data + (y0 + y) * p->a.stride + (x0 + x) * ca;
             const uint8_t *pb = p->b.data + (y0 + y) * p->b.stride + (x0 + x) * cb;
             pairs[taken++] = key15(pa) << 15 | key15(pb);
@@ -267,25 +273,21 @@ VFA_DOC(vfa_one_fill_doc,
 
 /* ---- edges ----------------------------------------------------------------------------------- */
 
-/* The area's luma, one float a pixel. */
-static void luma_of(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t w, Py_ssize_t h,
-                    float *out) {
+/* Row y of the area's luma, one float a pixel. */
+static void luma_row(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y, Py_ssize_t w, float *out) {
     const int c = src->channels;
-    for (Py_ssize_t y = 0; y < h; y++) {
-        const uint8_t *row = src->data + (y0 + y) * src->stride + x0 * c;
-        for (Py_ssize_t x = 0; x < w; x++) {
-            const uint8_t *p = row + x * c;
-            out[y * w + x] = 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2];
-        }
+    const uint8_t *row = src->data + y * src->stride + x0 * c;
+    for (Py_ssize_t x = 0; x < w; x++) {
+        const uint8_t *p = row + x * c;
+        out[x] = 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2];
     }
 }
 
-/* The squared luma gradient of row y into g: central differences inside, one-sided at the
- * area's edges (numpy.gradient's first order edges). */
-static void gradient_row(const float *l, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h, float *g) {
-    const float *row = l + y * w;
-    const float *up = l + (y > 0 ? y - 1 : 0) * w, *down = l + (y < h - 1 ? y + 1 : y) * w;
-    const float scale = (y > 0 && y < h - 1) ? 0.5f : 1.0f;
+/* The squared luma gradient of a row into g, from the rows above and below it (the row itself
+ * at the area's edges, with scale 1): central differences inside, one-sided at the area's
+ * edges (numpy.gradient's first order edges). */
+static void gradient_row(const float *up, const float *row, const float *down, float scale,
+                         Py_ssize_t w, float *g) {
     for (Py_ssize_t x = 0; x < w; x++) {
         const float gy = (down[x] - up[x]) * scale;
         g[x] = gy * gy;
@@ -297,6 +299,14 @@ static void gradient_row(const float *l, Py_ssize_t y, Py_ssize_t w, Py_ssize_t 
         g[x] += gx * gx;
     }
     g[w - 1] += last * last;
+}
+
+/* The gradient of row y of an area h rows tall whose luma rows are kept in a ring of three
+ * (row r at ring + (r % 3) * w, rows up to y + 1 filled). */
+static void ring_gradient(const float *ring, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h, float *g) {
+    const Py_ssize_t above = y > 0 ? y - 1 : 0, below = y < h - 1 ? y + 1 : y;
+    gradient_row(ring + (above % 3) * w, ring + (y % 3) * w, ring + (below % 3) * w,
+                 (y > 0 && y < h - 1) ? 0.5f : 1.0f, w, g);
 }
 
 PyObject *vfa_edges(PyObject *self, PyObject *args) {
@@ -317,8 +327,10 @@ PyObject *vfa_edges(PyObject *self, PyObject *args) {
     /* strong in a, strong in b, strong in b and at least faint in a, strong in a and faint in b */
     Py_ssize_t counts[4] = {0, 0, 0, 0};
     if (w >= 2 && h >= 2) {
-        float *la = malloc(sizeof(float) * (size_t)(w * h));
-        float *lb = malloc(sizeof(float) * (size_t)(w * h));
+        /* Luma is computed a row at a time into rings of three rows: the area may be a whole
+         * page, and its gradient needs only the rows beside each. */
+        float *la = malloc(sizeof(float) * 3 * (size_t)w);
+        float *lb = malloc(sizeof(float) * 3 * (size_t)w);
         float *ga = malloc(sizeof(float) * (size_t)w), *gb = malloc(sizeof(float) * (size_t)w);
         if (!la || !lb || !ga || !gb) {
             free(la);
@@ -330,11 +342,15 @@ PyObject *vfa_edges(PyObject *self, PyObject *args) {
         }
         const float s = (float)strong, f = (float)faint;
         Py_BEGIN_ALLOW_THREADS
-        luma_of(&a, x0, y0, w, h, la);
-        luma_of(&b, x0, y0, w, h, lb);
+        luma_row(&a, x0, y0, w, la);
+        luma_row(&b, x0, y0, w, lb);
         for (Py_ssize_t y = 0; y < h; y++) {
-            gradient_row(la, y, w, h, ga);
-            gradient_row(lb, y, w, h, gb);
+            if (y + 1 < h) {
+                luma_row(&a, x0, y0 + y + 1, w, la + ((y + 1) % 3) * w);
+                luma_row(&b, x0, y0 + y + 1, w, lb + ((y + 1) % 3) * w);
+            }
+            ring_gradient(la, y, w, h, ga);
+            ring_gradient(lb, y, w, h, gb);
             for (Py_ssize_t x = 0; x < w; x++) {
                 const int strong_a = ga[x] > s, strong_b = gb[x] > s;
                 counts[0] += strong_a;

@@ -345,8 +345,13 @@ PyObject *vfa_carried(PyObject *self, PyObject *args) {
     Py_ssize_t total = 0;
     for (Py_ssize_t i = 0; i < s.n; i++) total += arrived[i] != 0;
     step = total / 4096 > 1 ? total / 4096 : 1;
-    for (Py_ssize_t i = 0, nth = 0; i < s.n; i++) {
-        if (!arrived[i] || nth++ % step) continue;
+    for (Py_ssize_t i = 0, skip = 0; i < s.n; i++) {
+        if (!arrived[i]) continue;
+        if (skip) {
+            skip--;
+            continue;
+        }
+        skip = step - 1;
         const Py_ssize_t y = s.ys[i], x = s.xs[i];
         if (!is_ink(b.data + y * b.stride + x * b.channels, colour, level)) continue;
         ink++;
