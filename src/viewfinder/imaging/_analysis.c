@@ -6,7 +6,7 @@
  * estimates the sub-pixel motion of a window of two blurred images (one Lucas-Kanade step) and
  * measures what the motion leaves unexplained inside a box, envelope() checks that changed pixels
  * stay within their neighbours' range of colours, flips() counts those that crossed it, ranges()
- * finds each pixel's neighbourhood range and fits() checks glyphs displaced by a pixel or two
+ * finds each pixel's neighbourhood range and tile_shifts() finds glyphs displaced a pixel or two
  * against those ranges, straight_run() finds a box's edge among changed pixels, votes() finds the
  * offsets at which a region's rows or columns reappear, matches() checks a translation pixel by
  * pixel, rank() picks the translation that best explains a sample of pixels, carried() tells how
@@ -16,7 +16,7 @@
  * of two areas and colours() counts an area's colours. All release the GIL.
  * This file holds the module, its method table and the image check; the methods are in
  * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual),
- * _analysis_envelope.c (envelope, flips, ranges, fits), _analysis_edges.c (straight_run),
+ * _analysis_envelope.c (envelope, flips, ranges, tile_shifts), _analysis_edges.c (straight_run),
  * _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried, frame_colour),
  * _analysis_stats.c (spread) and _analysis_colours.c (recoloured, one_fill, edges, colours).
  *
@@ -64,7 +64,7 @@ static PyMethodDef methods[] = {
     {"motion_residual", vfa_motion_residual, METH_VARARGS, vfa_motion_residual_doc},
     {"envelope", vfa_envelope, METH_VARARGS, vfa_envelope_doc},
     {"flips", vfa_flips, METH_VARARGS, vfa_flips_doc},
-    {"fits", vfa_fits, METH_VARARGS, vfa_fits_doc},
+    {"tile_shifts", vfa_tile_shifts, METH_VARARGS, vfa_tile_shifts_doc},
     {"ranges", vfa_ranges, METH_VARARGS, vfa_ranges_doc},
     {"spread", vfa_spread, METH_VARARGS, vfa_spread_doc},
     {"votes", vfa_votes, METH_VARARGS, vfa_votes_doc},

@@ -82,7 +82,7 @@ def flips(
     need: int,
 ) -> int: ...
 def spread(src: np.ndarray, x: int, y: int, w: int, h: int) -> float: ...
-def fits(
+def tile_shifts(
     a: np.ndarray,
     b: np.ndarray,
     lo_a: np.ndarray,
@@ -91,11 +91,13 @@ def fits(
     hi_b: np.ndarray,
     ys: np.ndarray,
     xs: np.ndarray,
-    dx: int,
-    dy: int,
+    tiles: np.ndarray,
+    totals: np.ndarray,
+    order: list[tuple[int, int]],
     tolerance: int,
-    ok: np.ndarray,
-) -> None: ...
+    misses: float,
+    near: float,
+) -> list[tuple[int, int, int, bool]] | None: ...
 def recoloured(
     a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int
 ) -> tuple[int, int]: ...

@@ -1,6 +1,6 @@
 /* Changed pixels against their neighbours' range of colours: envelope() (within it), flips()
- * (crossed it), ranges() (each pixel's range, for fits()) and fits() (within it once displaced
- * a pixel or two). */
+ * (crossed it), ranges() (each pixel's range, for tile_shifts()) and tile_shifts() (within it
+ * once displaced a pixel or two, tile by tile). */
 #include "_analysis.h"
 
 #include <stdlib.h>
@@ -273,17 +273,123 @@ VFA_DOC(vfa_ranges_doc,
         "lowest and highest value of each pixel's 3x3 neighbourhood in area, channel by channel,\n"
         "the area's edges repeated.");
 
-PyObject *vfa_fits(PyObject *self, PyObject *args) {
-    PyObject *objs[6], *ys_obj, *xs_obj, *ok_obj;
-    Py_ssize_t dx, dy;
+/* The b colour at p within a's range at p - d and the a colour at p within b's at p + d, all
+ * positions clamped to the area (w wide, h tall). */
+static inline int fits(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h, Py_ssize_t y,
+                       Py_ssize_t x, Py_ssize_t dx, Py_ssize_t dy, int tolerance) {
+    const Py_ssize_t at = (y * w + x) * 3;
+    const Py_ssize_t from = (clamp(y - dy, 0, h - 1) * w + clamp(x - dx, 0, w - 1)) * 3;
+    const Py_ssize_t to = (clamp(y + dy, 0, h - 1) * w + clamp(x + dx, 0, w - 1)) * 3;
+    return inside(v[1] + at, v[2] + from, v[3] + from, tolerance) &&
+           inside(v[0] + at, v[4] + to, v[5] + to, tolerance);
+}
+
+typedef struct {
+    Py_ssize_t tile, dx, dy;
+    int near;
+} shift_t;
+
+/* The search of tile_shifts(): displacements tried in order, each on the pixels of the tiles
+ * still open; -1 when out of memory, 0 when a tile is left that no displacement nearly
+ * explains, else 1 with *count shifts in out. */
+static int search_tiles(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h,
+                        const Py_ssize_t *ys, const Py_ssize_t *xs, const Py_ssize_t *tiles,
+                        Py_ssize_t n, const Py_ssize_t *totals, Py_ssize_t t,
+                        const Py_ssize_t *order, Py_ssize_t k, int tolerance, double misses_share,
+                        double near_share, shift_t *out, Py_ssize_t *count) {
+    Py_ssize_t *active = malloc(sizeof(Py_ssize_t) * (size_t)(n ? n : 1));
+    Py_ssize_t *open = malloc(sizeof(Py_ssize_t) * (size_t)(t ? t : 1));
+    Py_ssize_t *misses = calloc((size_t)(t ? t : 1), sizeof(Py_ssize_t));
+    Py_ssize_t *fewest = malloc(sizeof(Py_ssize_t) * (size_t)(t ? t : 1));
+    Py_ssize_t *nearest = malloc(sizeof(Py_ssize_t) * 2 * (size_t)(t ? t : 1));
+    uint8_t *is_open = calloc((size_t)(t ? t : 1), 1);
+    int status = -1;
+    if (!active || !open || !misses || !fewest || !nearest || !is_open) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        active[i] = i;
+        is_open[tiles[i]] = 1;
+    }
+    Py_ssize_t opened = 0;
+    for (Py_ssize_t j = 0; j < t; j++) {
+        if (is_open[j]) open[opened++] = j;
+        fewest[j] = PY_SSIZE_T_MAX;
+        nearest[2 * j] = nearest[2 * j + 1] = 0;
+    }
+    Py_ssize_t found = 0;
+    for (Py_ssize_t d = 0; d < k && n > 0; d++) {
+        const Py_ssize_t dx = order[2 * d], dy = order[2 * d + 1];
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const Py_ssize_t p = active[i];
+            if (!fits(v, w, h, ys[p], xs[p], dx, dy, tolerance)) misses[tiles[p]]++;
+        }
+        /* Tiles in order: the one explained now is closed, with the shortest displacement
+         * that does it; two stray pixels are allowed in a small tile. */
+        Py_ssize_t still = 0;
+        for (Py_ssize_t o = 0; o < opened; o++) {
+            const Py_ssize_t j = open[o], m = misses[j];
+            misses[j] = 0;
+            if (m < fewest[j]) {
+                fewest[j] = m;
+                nearest[2 * j] = dx;
+                nearest[2 * j + 1] = dy;
+            }
+            const double allowed = misses_share * (double)totals[j];
+            if ((double)m <= (allowed > 2.01 ? allowed : 2.01)) {
+                out[found++] = (shift_t){j, dx, dy, 0};
+                is_open[j] = 0;
+            } else {
+                open[still++] = j;
+            }
+        }
+        opened = still;
+        Py_ssize_t kept = 0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (is_open[tiles[active[i]]]) active[kept++] = active[i];
+        n = kept;
+    }
+    /* Tiles no displacement explains within misses_share, but one nearly does. */
+    status = 1;
+    for (Py_ssize_t o = 0; o < opened; o++)
+        if ((double)fewest[open[o]] > near_share * (double)totals[open[o]]) status = 0;
+    for (Py_ssize_t o = 0; status && o < opened; o++) {
+        const Py_ssize_t j = open[o];
+        out[found++] = (shift_t){j, nearest[2 * j], nearest[2 * j + 1], 1};
+    }
+    *count = found;
+done:
+    free(active);
+    free(open);
+    free(misses);
+    free(fewest);
+    free(nearest);
+    free(is_open);
+    return status;
+}
+
+static int get_intp(PyObject *obj, Py_buffer *view, const char *name) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (view->itemsize != sizeof(Py_ssize_t) || view->ndim != 1) {
+        PyErr_Format(PyExc_ValueError, "%s must be a 1-D contiguous intp array", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
+    PyObject *objs[6], *ys_obj, *xs_obj, *tiles_obj, *totals_obj, *order_obj;
     int tolerance;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOnniO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
-                          &objs[5], &ys_obj, &xs_obj, &dx, &dy, &tolerance, &ok_obj))
+    double misses_share, near_share;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOidd", &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4], &objs[5], &ys_obj, &xs_obj, &tiles_obj, &totals_obj,
+                          &order_obj, &tolerance, &misses_share, &near_share))
         return NULL;
     static const char *names[6] = {"a", "b", "lo_a", "hi_a", "lo_b", "hi_b"};
-    Py_buffer v[6], vy, vx, vo;
-    int got = 0;
+    Py_buffer v[6], vy, vx, vt, vn;
+    int got = 0, held = 0;
     PyObject *result = NULL;
+    Py_ssize_t *order = NULL;
+    shift_t *out = NULL;
     for (; got < 6; got++)
         if (get_area(objs[got], &v[got], names[got]) < 0) goto release;
     const Py_ssize_t h = v[0].shape[0], w = v[0].shape[1];
@@ -293,55 +399,80 @@ PyObject *vfa_fits(PyObject *self, PyObject *args) {
             goto release;
         }
     }
-    if (PyObject_GetBuffer(ys_obj, &vy, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto release;
-    if (PyObject_GetBuffer(xs_obj, &vx, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto fail_y;
-    if (PyObject_GetBuffer(ok_obj, &vo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_x;
-    const Py_ssize_t n = vy.len / (Py_ssize_t)sizeof(Py_ssize_t);
-    if (vy.itemsize != sizeof(Py_ssize_t) || vx.itemsize != sizeof(Py_ssize_t) ||
-        vx.len != vy.len || vo.len != n || vo.itemsize != 1) {
-        PyErr_SetString(PyExc_ValueError, "ys and xs must be intp and ok bool, of one length");
-        goto done;
+    Py_buffer *views[4] = {&vy, &vx, &vt, &vn};
+    PyObject *arrays[4] = {ys_obj, xs_obj, tiles_obj, totals_obj};
+    static const char *array_names[4] = {"ys", "xs", "tiles", "totals"};
+    for (; held < 4; held++)
+        if (get_intp(arrays[held], views[held], array_names[held]) < 0) goto release;
+    const Py_ssize_t n = vy.shape[0], t = vn.shape[0];
+    const Py_ssize_t *ys = vy.buf, *xs = vx.buf, *tiles = vt.buf, *totals = vn.buf;
+    if (vx.shape[0] != n || vt.shape[0] != n) {
+        PyErr_SetString(PyExc_ValueError, "ys, xs and tiles must have one length");
+        goto release;
     }
-    const Py_ssize_t *ys = vy.buf, *xs = vx.buf;
-    const int16_t *a = v[0].buf, *b = v[1].buf, *lo_a = v[2].buf, *hi_a = v[3].buf,
-                  *lo_b = v[4].buf, *hi_b = v[5].buf;
-    uint8_t *ok = vo.buf;
-    int bad = 0;
-    Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        const Py_ssize_t y = ys[i], x = xs[i];
-        if (y < 0 || y >= h || x < 0 || x >= w) {
-            bad = 1;
-            break;
+        if (ys[i] < 0 || ys[i] >= h || xs[i] < 0 || xs[i] >= w || tiles[i] < 0 || tiles[i] >= t) {
+            PyErr_SetString(PyExc_ValueError,
+                            "a pixel of ys, xs lies outside the area, or its tile has no total");
+            goto release;
         }
-        const Py_ssize_t at = (y * w + x) * 3;
-        /* The candidate's colour within the base's range where it came from, and the base's
-         * within the candidate's where it went. */
-        const Py_ssize_t from = (clamp(y - dy, 0, h - 1) * w + clamp(x - dx, 0, w - 1)) * 3;
-        const Py_ssize_t to = (clamp(y + dy, 0, h - 1) * w + clamp(x + dx, 0, w - 1)) * 3;
-        ok[i] = (uint8_t)(inside(b + at, lo_a + from, hi_a + from, tolerance) &&
-                          inside(a + at, lo_b + to, hi_b + to, tolerance));
     }
+    PyObject *seq = PySequence_Fast(order_obj, "order must be a sequence of (dx, dy)");
+    if (!seq) goto release;
+    const Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    order = malloc(sizeof(Py_ssize_t) * 2 * (size_t)(k ? k : 1));
+    out = malloc(sizeof(shift_t) * (size_t)(t ? t : 1));
+    if (!order || !out) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        goto release;
+    }
+    for (Py_ssize_t d = 0; d < k; d++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, d);
+        if (!PyTuple_Check(item) ||
+            !PyArg_ParseTuple(item, "nn", &order[2 * d], &order[2 * d + 1])) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "order must be a sequence of (dx, dy) pairs");
+            Py_DECREF(seq);
+            goto release;
+        }
+    }
+    Py_DECREF(seq);
+    const int16_t *const planes[6] = {v[0].buf, v[1].buf, v[2].buf, v[3].buf, v[4].buf, v[5].buf};
+    Py_ssize_t count = 0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = search_tiles(planes, w, h, ys, xs, tiles, n, totals, t, order, k, tolerance,
+                          misses_share, near_share, out, &count);
     Py_END_ALLOW_THREADS
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "a pixel of ys, xs lies outside the area");
-        goto done;
+    if (status < 0) {
+        PyErr_NoMemory();
+    } else if (status == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        result = PyList_New(count);
+        for (Py_ssize_t i = 0; result && i < count; i++) {
+            PyObject *item = Py_BuildValue("(nnnO)", out[i].tile, out[i].dx, out[i].dy,
+                                           out[i].near ? Py_True : Py_False);
+            if (!item) Py_CLEAR(result);
+            else PyList_SET_ITEM(result, i, item);
+        }
     }
-    result = Py_None;
-    Py_INCREF(result);
-done:
-    PyBuffer_Release(&vo);
-fail_x:
-    PyBuffer_Release(&vx);
-fail_y:
-    PyBuffer_Release(&vy);
 release:
+    free(order);
+    free(out);
+    for (int i = 0; i < held; i++) PyBuffer_Release(views[i]);
     for (int i = 0; i < got; i++) PyBuffer_Release(&v[i]);
     return result;
 }
 
-VFA_DOC(vfa_fits_doc,
-        "fits(a, b, lo_a, hi_a, lo_b, hi_b, ys, xs, dx, dy, tolerance, ok)\n\n"
-        "For each pixel (ys[i], xs[i]) of two int16 (height, width, 3) areas, set ok[i] when b's\n"
-        "colour there lies within a's 3x3 range (lo_a, hi_a) at (x - dx, y - dy) and a's within\n"
-        "b's range at (x + dx, y + dy), give or take tolerance, positions clamped to the area.");
+VFA_DOC(vfa_tile_shifts_doc,
+        "tile_shifts(a, b, lo_a, hi_a, lo_b, hi_b, ys, xs, tiles, totals, order, tolerance,\n"
+        "misses, near) -> list of (tile, dx, dy, near) or None\n\n"
+        "a, b: areas (int16, (h, w, 3)), lo/hi their 3x3 ranges (see ranges()). For each tile\n"
+        "of the pixels (ys[i], xs[i]) (tile tiles[i], of totals[tile] changed pixels), the first\n"
+        "displacement of order that explains all but max(2.01, misses * total) of its pixels:\n"
+        "b's colour within a's range at p - d and a's within b's at p + d, give or take\n"
+        "tolerance (positions clamped to the area). Tiles none explains take the displacement\n"
+        "that left the fewest (near True), or, when one leaves more than near * total, None.");

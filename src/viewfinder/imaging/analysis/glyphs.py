@@ -139,41 +139,27 @@ def _search(
     area_b = b[y0:y1, x0:x1, :3].astype(np.int16)
     lo_a, hi_a = _envelope(area_a)
     lo_b, hi_b = _envelope(area_b)
-    ys, xs = ys - y0, xs - x0
-    found: dict[int, tuple[int, int, bool]] = {}
-    fewest = np.full(totals.size, np.inf)  # misses of each tile's best displacement so far
-    nearest = np.zeros((totals.size, 2), np.int64)  # ... and that displacement
-    open_tiles = np.zeros(totals.size, bool)
-    open_tiles[tiles] = True
-    # Two stray pixels are allowed in a small tile, TILE_MISSES of a larger one's.
-    allowed = np.maximum(2.01, TILE_MISSES * totals)
-    pick = np.arange(ys.size)
-    for dx, dy in _order(shift):  # shortest first: a tile takes the first that explains it
-        if pick.size == 0:
-            break
-        in_tile = tiles[pick]
-        ok = np.empty(pick.size, bool)
-        _analysis.fits(
-            area_a, area_b, lo_a, hi_a, lo_b, hi_b, ys[pick], xs[pick], dx, dy, TOLERANCE, ok
-        )
-        misses = np.bincount(in_tile[~ok], minlength=totals.size)
-        closer = open_tiles & (misses < fewest)
-        fewest[closer], nearest[closer] = misses[closer], (dx, dy)
-        done = open_tiles & (misses <= allowed)
-        if done.any():
-            for tile in np.flatnonzero(done).tolist():
-                found[tile] = (dx, dy, False)
-            open_tiles &= ~done
-            pick = pick[open_tiles[in_tile]]
-    # Tiles no displacement explains within TILE_MISSES, but one nearly does: re-rasterised
-    # with a different outline (hinting, light text on a dark page), for the residual to judge.
-    left = np.flatnonzero(open_tiles)
-    if (fewest[left] > NEAR_MISSES * totals[left]).any():
-        return None
-    for tile in left.tolist():
-        dx, dy = (int(v) for v in nearest[tile])
-        found[tile] = (dx, dy, True)
-    return found
+    # Displacements are tried shortest first: a tile takes the first that explains it. Two
+    # stray pixels are allowed in a small tile, TILE_MISSES of a larger one's. Tiles no
+    # displacement explains within TILE_MISSES, but one nearly does, are re-rasterised with a
+    # different outline (hinting, light text on a dark page), for the residual to judge.
+    found = _analysis.tile_shifts(
+        area_a,
+        area_b,
+        lo_a,
+        hi_a,
+        lo_b,
+        hi_b,
+        ys - y0,
+        xs - x0,
+        tiles,
+        totals,
+        _order(shift),
+        TOLERANCE,
+        TILE_MISSES,
+        NEAR_MISSES,
+    )
+    return None if found is None else {tile: (dx, dy, near) for tile, dx, dy, near in found}
 
 
 def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int, pad: int) -> float:
@@ -185,8 +171,7 @@ def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int, pad: int
     y0 = max(y - pad, dy, 0)
     x1 = min(x + w + pad, width + min(dx, 0), width)
     y1 = min(y + h + pad, height + min(dy, 0), height)
-    wb = np.ascontiguousarray(b[y0:y1, x0:x1])
-    wa = np.ascontiguousarray(a[y0 - dy : y1 - dy, x0 - dx : x1 - dx])
+    wb, wa = b[y0:y1, x0:x1], a[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
     inside = (x - x0, y - y0, x - x0 + w, y - y0 + h)
     residual, _, _ = _analysis.motion_residual(
         wa, wb, (0, 0, x1 - x0, y1 - y0), inside, inside, STILL
