@@ -68,6 +68,27 @@ def test_an_oversized_upload_is_refused_before_it_is_read(client: TestClient, ke
         headers=auth(keys, "ci"),
     )
     assert_error(response, 413, "image_too_large", "at most")
+    assert response.headers.get("connection") != "close"  # a declared length: nothing unread
+
+
+def test_a_streamed_upload_past_the_limit_is_refused_and_its_connection_closed(
+    client: TestClient, keys: Keys
+) -> None:
+    limit = client.app.state.env.settings.push_max_bytes  # type: ignore[attr-defined]
+
+    def chunks() -> Iterator[bytes]:  # no declared length: chunked, as a pipe is sent
+        for _ in range(2 * limit // (1 << 16)):
+            yield b"\0" * (1 << 16)
+
+    response = client.post(
+        "/api/v1/images",
+        params={"name": "zero", "context": "streamed"},
+        content=chunks(),
+        headers=auth(keys, "ci"),
+    )
+    assert_error(response, 413, "image_too_large", "is over")
+    # The rest of the body is never read: the connection cannot carry another request.
+    assert response.headers["connection"] == "close"
 
 
 def test_a_story_upload_round_trips(client: TestClient, keys: Keys) -> None:

@@ -3,13 +3,15 @@ bodies."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from starlette.datastructures import FormData
 from starlette.formparsers import MultiPartException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from viewfinder.errors import ImageTooLarge, InvalidInput
+from viewfinder.errors import ImageTooLarge, InvalidInput, ViewfinderError
 from viewfinder.plumbing.offloop import call
 from viewfinder.plumbing.operations import operation
 from viewfinder.services import oauth, permissions, projects
@@ -40,25 +42,63 @@ async def get_actor(request: Request, env: Annotated[Env, Depends(get_env)]) -> 
     return known if known is not None else await call(projects.authenticate, env, key)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused once it passes ``limit`` bytes (before it is all read)."""
+async def read_limited(
+    request: Request, limit: int, refuse: Callable[[int | None], ViewfinderError]
+) -> bytes:
+    """The request body, refused once it passes ``limit`` bytes: before any of it is read when
+    its declared length says so (``refuse`` gets that length), else as soon as it passes the
+    limit (``refuse`` gets None). The rest of a body refused part way through is never read:
+    the answer closes the connection (CloseUnread), or a body with no end (a client streaming
+    /dev/zero) would be received forever."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ImageTooLarge(
-            f"the upload is {int(declared):,} bytes; at most {limit:,} are accepted"
-        )
+        raise refuse(int(declared))
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ImageTooLarge(
-                f"the upload is over {limit:,} bytes; at most {limit:,} are accepted"
-            )
+            request.state.body_unread = True
+            raise refuse(None)
         chunks.append(chunk)
-    data = b"".join(chunks)
+    return b"".join(chunks)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """An image sent as the request body, at most ``limit`` bytes."""
+
+    def refuse(declared: int | None) -> ViewfinderError:
+        size = f"is {declared:,} bytes" if declared is not None else f"is over {limit:,} bytes"
+        return ImageTooLarge(f"the upload {size}; at most {limit:,} are accepted")
+
+    data = await read_limited(request, limit, refuse)
     if not data:
         raise InvalidInput("the request body is empty: send the image bytes as the body")
     return data
+
+
+class CloseUnread:
+    """Answers to a request whose body was refused part way through (read_limited) close the
+    connection: the rest of the body is never read, so it cannot carry another request."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start" and scope.get("state", {}).get(
+                "body_unread"
+            ):
+                message = {**message, "headers": [*message.get("headers", []), CLOSE]}
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+CLOSE = (b"connection", b"close")
 
 
 EnvDep = Annotated[Env, Depends(get_env)]

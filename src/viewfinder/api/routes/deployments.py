@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, op, raw_body
+from viewfinder.api.deps import ActorDep, EnvDep, op, raw_body, read_limited
 from viewfinder.api.fields import SHA, CommitSha
 from viewfinder.errors import InvalidInput, TooLarge
 from viewfinder.plumbing.bodies import Body, JsonInt
@@ -32,18 +32,14 @@ async def request_asset_upload(env: EnvDep, actor: ActorDep) -> UploadTicket:
 
 
 async def _read_zip(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise TooLarge(f"the zip is {int(declared):,} bytes; at most {limit:,} are accepted")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(f"the zip is over {limit:,} bytes; at most {limit:,} are accepted")
-        chunks.append(chunk)
-    if not size:
+    def refuse(declared: int | None) -> TooLarge:
+        size = f"is {declared:,} bytes" if declared is not None else f"is over {limit:,} bytes"
+        return TooLarge(f"the zip {size}; at most {limit:,} are accepted")
+
+    data = await read_limited(request, limit, refuse)
+    if not data:
         raise InvalidInput("the request body is empty: PUT the zip of the build as the body")
-    return b"".join(chunks)
+    return data
 
 
 @public.put(

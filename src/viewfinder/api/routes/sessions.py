@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from viewfinder.api.deps import ActorDep, EnvDep, bearer, op, raw_body
+from viewfinder.api.deps import ActorDep, EnvDep, bearer, op, raw_body, read_limited
 from viewfinder.errors import TooLarge, ViewfinderError
 from viewfinder.plumbing.bodies import Body
 from viewfinder.plumbing.errorshape import error_of
@@ -57,17 +57,14 @@ async def ingest_preflight(request: Request) -> Response:
 
 
 async def _read_batch(request: Request, limit: int) -> bytes:
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(
-                f"the batch is over {limit:,} bytes; at most {limit:,} are accepted in one "
-                "batch (VIEWFINDER_RECORD_MAX_BATCH_BYTES)",
-                limit=limit,
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
+    def refuse(_: int | None) -> TooLarge:
+        return TooLarge(
+            f"the batch is over {limit:,} bytes; at most {limit:,} are accepted in one "
+            "batch (VIEWFINDER_RECORD_MAX_BATCH_BYTES)",
+            limit=limit,
+        )
+
+    return await read_limited(request, limit, refuse)
 
 
 @router.post(
