@@ -97,6 +97,11 @@ def test_server_refusals_exit_2_and_a_local_key_works(
         "error: [invalid_mask] mask 1",
     )
     refused(server.run("usage", key="vf_proj_not-a-real-key"), "error: [unauthenticated]")
+    # A file with no end is sent as it is read; the server stops at its limit and says so.
+    refused(
+        server.run("push", "/dev/zero", "--name", "z", *context, key="ci"),
+        "error: [image_too_large] the upload is over",
+    )
     assert server.json("usage", key="ci")["images"] == images
 
     # A key made on the data directory works at once, with the roles asked for.

@@ -3,8 +3,12 @@ bearer authentication, timeouts, and the one way failures reach the user."""
 
 from __future__ import annotations
 
+import os
+import stat
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 from urllib.parse import quote
 
 import typer
@@ -89,6 +93,32 @@ def _verify(url: str) -> bool:
     return url.startswith("https://")
 
 
+# A body sent as it is read: a file object (its length known, so the server can refuse it before
+# it is sent) or the chunks of a pipe or device, whose end nobody knows.
+Streamed = BinaryIO | Iterator[bytes]
+CHUNK = 1 << 20
+
+
+def stream_file(file: BinaryIO, path: Path) -> Streamed:
+    """``file`` (open on ``path``) as a request body that is never all in memory: a regular file
+    as itself, anything else (a pipe, /dev/stdin, a device such as /dev/zero) in chunks, which
+    the server stops reading at its size limit."""
+    if stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+        return file
+
+    def chunks() -> Iterator[bytes]:
+        while True:
+            try:
+                chunk = file.read(CHUNK)
+            except OSError as exc:
+                raise ClientError(f"cannot read {path}: {exc.strerror}") from None
+            if not chunk:
+                return
+            yield chunk
+
+    return chunks()
+
+
 def segment(value: str | int) -> str:
     """A path segment: ids come from the command line and must not reach another route."""
     return quote(str(value), safe="")
@@ -135,7 +165,7 @@ class Client:
         *,
         params: dict[str, Any] | None = None,
         body: Any = None,
-        content: bytes | None = None,
+        content: bytes | Streamed | None = None,
         files: list[tuple[str, tuple[str, bytes, str]]] | None = None,
         data: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
@@ -162,7 +192,7 @@ class Client:
         path: str,
         params: dict[str, Any] | None,
         body: Any,
-        content: bytes | None,
+        content: bytes | Streamed | None,
         files: list[tuple[str, tuple[str, bytes, str]]] | None,
         data: dict[str, str] | None,
         extra: dict[str, str] | None,
@@ -187,6 +217,16 @@ class Client:
         except httpx.TimeoutException:
             raise ClientError(
                 f"Viewfinder at {self.url} did not answer in time; try again", retryable=True
+            ) from None
+        except (httpx.WriteError, httpx.RemoteProtocolError) as exc:
+            if content is None or isinstance(content, bytes):
+                raise ClientError(
+                    f"the connection to {self.url} failed: {exc}", retryable=True
+                ) from None
+            # A body sent as it was read stops being read where the server's limit is.
+            raise ClientError(
+                f"{self.url} stopped reading the upload before its end ({exc}): it is larger "
+                "than the server accepts, or the server went away; send a smaller file"
             ) from None
         except httpx.TransportError as exc:
             raise ClientError(

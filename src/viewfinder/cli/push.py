@@ -15,6 +15,7 @@ from viewfinder.cli.client import (
     KeyOption,
     UrlOption,
     segment,
+    stream_file,
 )
 from viewfinder.cli.diffs import describe
 from viewfinder.cli.output import EXIT_CHANGED, EXIT_OK, fail, print_json, repo_for_pr
@@ -125,7 +126,7 @@ def push(
     where = context_of(pr, repo, context, context_type)
     scale = device_scale.checked(scale)
     try:
-        data = file.read_bytes()
+        opened = file.open("rb")
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror}")
     params = {
@@ -140,8 +141,9 @@ def push(
         "max_diff_ratio": max_diff_ratio,
         "mask": mask or None,
     }
-    with Client(url, key) as client:
-        result = client.request("POST", "/images", params=params, content=data)
+    with opened, Client(url, key) as client:
+        # Sent as it is read: a pipe or a device (/dev/zero) has no end the client could check.
+        result = client.request("POST", "/images", params=params, content=stream_file(opened, file))
     diff = result["diff"]
     if as_json:
         print_json(result)
