@@ -58,6 +58,10 @@ def test_refusals_the_cli_makes_before_calling_the_server(files: dict[str, Path]
     refused(local("build", **key), "exactly one of BUILD_ID")
     refused(local("upload", files["empty"], "--commit", "abcd", **key), "no PNG files under")
     refused(
+        local("upload", files["empty"], "--commit", "abcd", "--storybook", "--scale", "3", **key),
+        "stories --storybook captures are taken at scale 1",
+    )
+    refused(
         local("push", files["png"], "--name", "x", **key), "exactly one of --pr N and --context"
     )
     refused(local("usage"), "no API key: set VIEWFINDER_KEY")

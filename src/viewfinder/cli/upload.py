@@ -274,6 +274,11 @@ def upload(
     failed comparisons, 2 on errors.
     """
     scale = device_scale.checked(scale)
+    if storybook and scale is not None:
+        fail(
+            "--scale describes screenshots uploaded from DIR; stories --storybook captures are "
+            "taken at scale 1: leave --scale out"
+        )
     captured: list[Captured] = []
     if storybook:
         captured = _capture_storybook(directory, stories_glob, storybook_viewports or [])
