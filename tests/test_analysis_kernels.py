@@ -110,6 +110,31 @@ def test_motion_residual_finds_a_sub_pixel_shift_and_explains_it() -> None:
     assert _analysis.motion_residual(a, a, (10, 5, 74, 69), box, box, 0.03) == (0.0, 0.0, 0.0)
 
 
+@pytest.mark.parametrize("channels", [3, 4])
+def test_motion_residual_in_strips_is_the_residual_of_the_planes(channels: int) -> None:
+    # Large windows are blurred a few rows at a time: every figure must be the same, whatever
+    # the motion (none, sub-pixel either way, clipped at a pixel) and the boxes.
+    rng = np.random.default_rng(channels)
+    yy, xx = np.mgrid[0:70, 0:90].astype(np.float64)
+    for dx, dy in ((0, 0), (0.3, -0.2), (-0.6, 0.45), (3, 2), (-3, -2)):
+        grey = 128 + 100 * np.tanh(3 * np.sin((xx - dx) / 3) * np.cos((yy - dy) / 4))
+        a = np.repeat(
+            np.rint(128 + 100 * np.tanh(3 * np.sin(xx / 3) * np.cos(yy / 4)))[..., None],
+            channels,
+            2,
+        )
+        b = np.repeat(np.rint(grey)[..., None], channels, axis=2)
+        a, b = a.astype(np.uint8), b.astype(np.uint8)
+        b[rng.random((70, 90)) < 0.05] = 255
+        for window in ((0, 0, 90, 70), (3, 2, 80, 66), (10, 20, 13, 25)):
+            w, h = window[2] - window[0], window[3] - window[1]
+            for inside in ((0, 0, w, h), (w // 4, h // 5, w - w // 3, h - h // 4)):
+                trimmed = (min(inside[0] + 1, inside[2]), inside[1], inside[2], inside[3] - 1)
+                planes = _analysis.motion_residual(a, b, window, inside, trimmed, 0.03)
+                strips = _analysis.motion_residual(a, b, window, inside, trimmed, 0.03, 0)
+                assert strips == planes
+
+
 def test_motion_residual_refuses_boxes_outside_their_window() -> None:
     a = np.zeros((20, 20, 3), np.uint8)
     with pytest.raises(ValueError, match="window lies outside the image"):

@@ -30,6 +30,7 @@ def motion_residual(
     inside: tuple[int, int, int, int],
     trimmed: tuple[int, int, int, int],
     still: float,
+    strips_above: int = ...,
 ) -> tuple[float, float, float]: ...
 def envelope(
     a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, skip_edges: bool

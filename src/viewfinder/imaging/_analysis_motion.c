@@ -72,36 +72,54 @@ static void blur_row_x3(const uint8_t *restrict row, Py_ssize_t w, uint16_t *res
         to[i] = (uint16_t)(row[i - 6] + 2 * row[i - 3] + 3 * row[i] + 2 * row[i + 3] + row[i + 6]);
 }
 
+/* An area's rows blurred one at a time, top to bottom: the ring holds the rows blurred along x
+ * that the next row along y needs. */
+typedef struct {
+    const pixels_t *src;
+    Py_ssize_t x0, y0, w, h;
+    const blur_buffers_t *buf;
+    Py_ssize_t ready, next; /* source rows [0, ready) are in the ring; `next` is output next */
+} rows_t;
+
+static rows_t blur_rows(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t w,
+                        Py_ssize_t h, const blur_buffers_t *buf) {
+    return (rows_t){src, x0, y0, w, h, buf, 0, 0};
+}
+
+/* The next row of the area, blurred, into o (w (r, g, b) floats). */
+static void blur_next(rows_t *rows, float *restrict o) {
+    const int c = rows->src->channels;
+    const Py_ssize_t w = rows->w, h = rows->h, n = w * c, r = rows->next++;
+    const blur_buffers_t *buf = rows->buf;
+    const float scale = 1.0f / 81.0f;
+    for (; rows->ready < h && rows->ready <= r + 2; rows->ready++) {
+        const uint8_t *row =
+            rows->src->data + (rows->y0 + rows->ready) * rows->src->stride + rows->x0 * c;
+        uint16_t *to = buf->ring + (rows->ready % 5) * n;
+        if (c == 3) blur_row_x3(row, w, to);
+        else blur_row_x(row, w, c, buf->padded, to);
+    }
+    const uint16_t *restrict v0 = buf->ring + (clamp(r - 2, 0, h - 1) % 5) * n;
+    const uint16_t *restrict v1 = buf->ring + (clamp(r - 1, 0, h - 1) % 5) * n;
+    const uint16_t *restrict v2 = buf->ring + (r % 5) * n;
+    const uint16_t *restrict v3 = buf->ring + (clamp(r + 1, 0, h - 1) % 5) * n;
+    const uint16_t *restrict v4 = buf->ring + (clamp(r + 2, 0, h - 1) % 5) * n;
+    if (c == 3) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            o[i] = (float)(uint16_t)(v0[i] + 2 * v1[i] + 3 * v2[i] + 2 * v3[i] + v4[i]) * scale;
+    } else {
+        uint16_t *restrict col = buf->column;
+        for (Py_ssize_t i = 0; i < n; i++)
+            col[i] = (uint16_t)(v0[i] + 2 * v1[i] + 3 * v2[i] + 2 * v3[i] + v4[i]);
+        for (Py_ssize_t x = 0; x < w; x++)
+            for (int ch = 0; ch < 3; ch++) o[x * 3 + ch] = (float)col[x * c + ch] * scale;
+    }
+}
+
 static void blur_area(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t w,
                       Py_ssize_t h, const plane3_t *out, const blur_buffers_t *buf) {
-    const int c = src->channels;
-    const Py_ssize_t n = w * c;
-    const float scale = 1.0f / 81.0f;
-    Py_ssize_t ready = 0; /* source rows [0, ready) of the area are in the ring */
-    for (Py_ssize_t r = 0; r < h; r++) {
-        for (; ready < h && ready <= r + 2; ready++) {
-            const uint8_t *row = src->data + (y0 + ready) * src->stride + x0 * c;
-            uint16_t *to = buf->ring + (ready % 5) * n;
-            if (c == 3) blur_row_x3(row, w, to);
-            else blur_row_x(row, w, c, buf->padded, to);
-        }
-        const uint16_t *restrict v0 = buf->ring + (clamp(r - 2, 0, h - 1) % 5) * n;
-        const uint16_t *restrict v1 = buf->ring + (clamp(r - 1, 0, h - 1) % 5) * n;
-        const uint16_t *restrict v2 = buf->ring + (r % 5) * n;
-        const uint16_t *restrict v3 = buf->ring + (clamp(r + 1, 0, h - 1) % 5) * n;
-        const uint16_t *restrict v4 = buf->ring + (clamp(r + 2, 0, h - 1) % 5) * n;
-        float *restrict o = out->data + r * out->stride;
-        if (c == 3) {
-            for (Py_ssize_t i = 0; i < n; i++)
-                o[i] = (float)(uint16_t)(v0[i] + 2 * v1[i] + 3 * v2[i] + 2 * v3[i] + v4[i]) * scale;
-        } else {
-            uint16_t *restrict col = buf->column;
-            for (Py_ssize_t i = 0; i < n; i++)
-                col[i] = (uint16_t)(v0[i] + 2 * v1[i] + 3 * v2[i] + 2 * v3[i] + v4[i]);
-            for (Py_ssize_t x = 0; x < w; x++)
-                for (int ch = 0; ch < 3; ch++) o[x * 3 + ch] = (float)col[x * c + ch] * scale;
-        }
-    }
+    rows_t rows = blur_rows(src, x0, y0, w, h, buf);
+    for (Py_ssize_t r = 0; r < h; r++) blur_next(&rows, out->data + r * out->stride);
 }
 
 PyObject *vfa_blur(PyObject *self, PyObject *args) {
@@ -164,19 +182,13 @@ typedef struct {
     Py_ssize_t x0, y0, x1, y1;
 } box_t;
 
-/* One Lucas-Kanade step over the whole window: the translation (tx, ty), clipped to a pixel,
- * that best explains b - a from a's gradient. Gradients are central differences inside and
- * one-sided at the window's edges. */
-static void estimate_motion(const plane3_t *a, const plane3_t *b, double *tx, double *ty) {
-    const Py_ssize_t w = a->width, h = a->height;
-    double sxx = 0, sxy = 0, syy = 0, sxd = 0, syd = 0;
-    for (Py_ssize_t y = 0; y < h; y++) {
-        const float *row = a->data + y * a->stride;
-        const float *up = a->data + (y > 0 ? y - 1 : 0) * a->stride;
-        const float *down = a->data + (y < h - 1 ? y + 1 : h - 1) * a->stride;
-        const float gscale = (y > 0 && y < h - 1) ? 0.5f : 1.0f;
-        const float *brow = b->data + y * b->stride;
-        float rxx = 0, rxy = 0, ryy = 0, rxd = 0, ryd = 0;
+/* One row's terms of the Lucas-Kanade sums, added to sums[] (xx, xy, yy, xd, yd): a's row with
+ * the rows above and below it (the row itself at the window's edges, gscale 1), b's row. Not
+ * inlined: the window in memory and the window in strips must add exactly the same floats. */
+__attribute__((noinline)) static void accumulate_row(const float *up, const float *row,
+                                                      const float *down, const float *brow,
+                                                      Py_ssize_t w, float gscale, double *sums) {
+    float rxx = 0, rxy = 0, ryy = 0, rxd = 0, ryd = 0;
 #define ACCUMULATE(i, gx)                                 \
     do {                                                  \
         const float gx_ = (gx);                           \
@@ -188,16 +200,20 @@ static void estimate_motion(const plane3_t *a, const plane3_t *b, double *tx, do
         rxd += gx_ * d_;                                  \
         ryd += gy_ * d_;                                  \
     } while (0)
-        for (Py_ssize_t i = 0; i < 3; i++) ACCUMULATE(i, row[i + 3] - row[i]);
-        for (Py_ssize_t i = 3; i < (w - 1) * 3; i++) ACCUMULATE(i, (row[i + 3] - row[i - 3]) * 0.5f);
-        for (Py_ssize_t i = (w - 1) * 3; i < w * 3; i++) ACCUMULATE(i, row[i] - row[i - 3]);
+    for (Py_ssize_t i = 0; i < 3; i++) ACCUMULATE(i, row[i + 3] - row[i]);
+    for (Py_ssize_t i = 3; i < (w - 1) * 3; i++) ACCUMULATE(i, (row[i + 3] - row[i - 3]) * 0.5f);
+    for (Py_ssize_t i = (w - 1) * 3; i < w * 3; i++) ACCUMULATE(i, row[i] - row[i - 3]);
 #undef ACCUMULATE
-        sxx += rxx;
-        sxy += rxy;
-        syy += ryy;
-        sxd += rxd;
-        syd += ryd;
-    }
+    sums[0] += rxx;
+    sums[1] += rxy;
+    sums[2] += ryy;
+    sums[3] += rxd;
+    sums[4] += ryd;
+}
+
+/* The translation (tx, ty), clipped to a pixel, that the sums say best explains b - a. */
+static void solve_motion(const double *sums, double *tx, double *ty) {
+    const double sxx = sums[0], sxy = sums[1], syy = sums[2], sxd = sums[3], syd = sums[4];
     const double ridge = 1e-3 + 1e-4 * (sxx + syy); /* flat windows: no motion, not a wild one */
     const double m00 = sxx + ridge, m11 = syy + ridge, m01 = sxy;
     const double det = m00 * m11 - m01 * m01;
@@ -208,57 +224,102 @@ static void estimate_motion(const plane3_t *a, const plane3_t *b, double *tx, do
     *ty = sy < -1 ? -1 : (sy > 1 ? 1 : sy);
 }
 
-/* Largest |b - a sampled at (x - tx, y - ty)| over the box and the three channels, bilinear
- * sampling with the window's edges repeated. Columns whose two samples lie inside the window
- * run as one flat loop over the row's floats; the few at its edges clamp. */
-static float residual_in(const plane3_t *a, const plane3_t *b, double tx, double ty, box_t box) {
+/* One Lucas-Kanade step over the whole window: the translation (tx, ty), clipped to a pixel,
+ * that best explains b - a from a's gradient. Gradients are central differences inside and
+ * one-sided at the window's edges. */
+static void estimate_motion(const plane3_t *a, const plane3_t *b, double *tx, double *ty) {
     const Py_ssize_t w = a->width, h = a->height;
-    const Py_ssize_t kx = (Py_ssize_t)floor(-tx), ky = (Py_ssize_t)floor(-ty);
-    const float fx = (float)(-tx - (double)kx), fy = (float)(-ty - (double)ky);
-    const float gx = 1 - fx, gy = 1 - fy;
-    Py_ssize_t fast0 = box.x0 > -kx ? box.x0 : -kx, fast1 = box.x1 < w - 1 - kx ? box.x1 : w - 1 - kx;
-    if (fast1 < fast0) fast0 = fast1 = box.x1;
+    double sums[5] = {0, 0, 0, 0, 0};
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const float *row = a->data + y * a->stride;
+        const float *up = a->data + (y > 0 ? y - 1 : 0) * a->stride;
+        const float *down = a->data + (y < h - 1 ? y + 1 : h - 1) * a->stride;
+        const float gscale = (y > 0 && y < h - 1) ? 0.5f : 1.0f;
+        accumulate_row(up, row, down, b->data + y * b->stride, w, gscale, sums);
+    }
+    solve_motion(sums, tx, ty);
+}
+
+/* Bilinear sampling of a at (x - tx, y - ty): whole and fractional parts, and the columns
+ * [fast0, fast1) whose two samples lie inside a window w wide (the rest clamp to its edges). */
+typedef struct {
+    Py_ssize_t kx, ky, fast0, fast1;
+    float fx, fy, gx, gy;
+} sampling_t;
+
+static sampling_t sampling_for(double tx, double ty, Py_ssize_t w, box_t box) {
+    sampling_t s;
+    s.kx = (Py_ssize_t)floor(-tx);
+    s.ky = (Py_ssize_t)floor(-ty);
+    s.fx = (float)(-tx - (double)s.kx);
+    s.fy = (float)(-ty - (double)s.ky);
+    s.gx = 1 - s.fx;
+    s.gy = 1 - s.fy;
+    s.fast0 = box.x0 > -s.kx ? box.x0 : -s.kx;
+    s.fast1 = box.x1 < w - 1 - s.kx ? box.x1 : w - 1 - s.kx;
+    if (s.fast1 < s.fast0) s.fast0 = s.fast1 = box.x1;
+    return s;
+}
+
+/* Largest |b - a sampled| along one row of the box (r0, r1: a's rows y + ky and y + ky + 1,
+ * clamped to the window; brow: b's row y), over the three channels. Not inlined, for the same
+ * reason as accumulate_row. */
+__attribute__((noinline)) static float residual_row(const float *r0, const float *r1,
+                                                    const float *brow, Py_ssize_t w, box_t box,
+                                                    const sampling_t *s) {
+    const Py_ssize_t kx = s->kx, fast0 = s->fast0, fast1 = s->fast1;
+    const float fx = s->fx, fy = s->fy, gx = s->gx, gy = s->gy;
     float worst = 0;
-    for (Py_ssize_t y = box.y0; y < box.y1; y++) {
-        const float *r0 = a->data + clamp(y + ky, 0, h - 1) * a->stride;
-        const float *r1 = a->data + clamp(y + ky + 1, 0, h - 1) * a->stride;
-        const float *brow = b->data + y * b->stride;
-        for (Py_ssize_t x = box.x0; x < box.x1; x++) {
-            if (x == fast0) x = fast1;
-            if (x >= box.x1) break;
-            const Py_ssize_t c0 = clamp(x + kx, 0, w - 1) * 3, c1 = clamp(x + kx + 1, 0, w - 1) * 3;
-            for (int ch = 0; ch < 3; ch++) {
-                const float top = r0[c0 + ch] * gx + r0[c1 + ch] * fx;
-                const float bottom = r1[c0 + ch] * gx + r1[c1 + ch] * fx;
-                const float diff = fabsf(brow[x * 3 + ch] - (top * gy + bottom * fy));
-                worst = diff > worst ? diff : worst;
-            }
-        }
-        const float *p0 = r0 + kx * 3, *p1 = r1 + kx * 3;
-        Py_ssize_t i = fast0 * 3;
-#ifdef __SSE2__
-        /* Four at a time: the compiler will not vectorise a float max it must keep NaN-exact. */
-        const __m128 vgx = _mm_set1_ps(gx), vfx = _mm_set1_ps(fx), vgy = _mm_set1_ps(gy),
-                     vfy = _mm_set1_ps(fy), sign = _mm_set1_ps(-0.0f);
-        __m128 most = _mm_setzero_ps();
-        for (; i + 4 <= fast1 * 3; i += 4) {
-            const __m128 top = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p0 + i), vgx),
-                                          _mm_mul_ps(_mm_loadu_ps(p0 + i + 3), vfx));
-            const __m128 bottom = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p1 + i), vgx),
-                                             _mm_mul_ps(_mm_loadu_ps(p1 + i + 3), vfx));
-            const __m128 sampled = _mm_add_ps(_mm_mul_ps(top, vgy), _mm_mul_ps(bottom, vfy));
-            most = _mm_max_ps(most, _mm_andnot_ps(sign, _mm_sub_ps(_mm_loadu_ps(brow + i), sampled)));
-        }
-        float lanes[4];
-        _mm_storeu_ps(lanes, most);
-        for (int k = 0; k < 4; k++) worst = lanes[k] > worst ? lanes[k] : worst;
-#endif
-        for (; i < fast1 * 3; i++) {
-            const float top = p0[i] * gx + p0[i + 3] * fx;
-            const float bottom = p1[i] * gx + p1[i + 3] * fx;
-            const float diff = fabsf(brow[i] - (top * gy + bottom * fy));
+    for (Py_ssize_t x = box.x0; x < box.x1; x++) {
+        if (x == fast0) x = fast1;
+        if (x >= box.x1) break;
+        const Py_ssize_t c0 = clamp(x + kx, 0, w - 1) * 3, c1 = clamp(x + kx + 1, 0, w - 1) * 3;
+        for (int ch = 0; ch < 3; ch++) {
+            const float top = r0[c0 + ch] * gx + r0[c1 + ch] * fx;
+            const float bottom = r1[c0 + ch] * gx + r1[c1 + ch] * fx;
+            const float diff = fabsf(brow[x * 3 + ch] - (top * gy + bottom * fy));
             worst = diff > worst ? diff : worst;
         }
+    }
+    const float *p0 = r0 + kx * 3, *p1 = r1 + kx * 3;
+    Py_ssize_t i = fast0 * 3;
+#ifdef __SSE2__
+    /* Four at a time: the compiler will not vectorise a float max it must keep NaN-exact. */
+    const __m128 vgx = _mm_set1_ps(gx), vfx = _mm_set1_ps(fx), vgy = _mm_set1_ps(gy),
+                 vfy = _mm_set1_ps(fy), sign = _mm_set1_ps(-0.0f);
+    __m128 most = _mm_setzero_ps();
+    for (; i + 4 <= fast1 * 3; i += 4) {
+        const __m128 top = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p0 + i), vgx),
+                                      _mm_mul_ps(_mm_loadu_ps(p0 + i + 3), vfx));
+        const __m128 bottom = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p1 + i), vgx),
+                                         _mm_mul_ps(_mm_loadu_ps(p1 + i + 3), vfx));
+        const __m128 sampled = _mm_add_ps(_mm_mul_ps(top, vgy), _mm_mul_ps(bottom, vfy));
+        most = _mm_max_ps(most, _mm_andnot_ps(sign, _mm_sub_ps(_mm_loadu_ps(brow + i), sampled)));
+    }
+    float lanes[4];
+    _mm_storeu_ps(lanes, most);
+    for (int k = 0; k < 4; k++) worst = lanes[k] > worst ? lanes[k] : worst;
+#endif
+    for (; i < fast1 * 3; i++) {
+        const float top = p0[i] * gx + p0[i + 3] * fx;
+        const float bottom = p1[i] * gx + p1[i + 3] * fx;
+        const float diff = fabsf(brow[i] - (top * gy + bottom * fy));
+        worst = diff > worst ? diff : worst;
+    }
+    return worst;
+}
+
+/* Largest |b - a sampled at (x - tx, y - ty)| over the box and the three channels, bilinear
+ * sampling with the window's edges repeated. */
+static float residual_in(const plane3_t *a, const plane3_t *b, double tx, double ty, box_t box) {
+    const Py_ssize_t h = a->height;
+    const sampling_t s = sampling_for(tx, ty, a->width, box);
+    float worst = 0;
+    for (Py_ssize_t y = box.y0; y < box.y1; y++) {
+        const float *r0 = a->data + clamp(y + s.ky, 0, h - 1) * a->stride;
+        const float *r1 = a->data + clamp(y + s.ky + 1, 0, h - 1) * a->stride;
+        const float row = residual_row(r0, r1, b->data + y * b->stride, a->width, box, &s);
+        worst = row > worst ? row : worst;
     }
     return worst;
 }
@@ -279,13 +340,103 @@ static int parse_box(PyObject *obj, box_t *box, Py_ssize_t w, Py_ssize_t h, cons
  * blur sees the window's true neighbours), the motion estimated over the window, and the
  * residual measured. Scratch memory is the window's size: it stays in cache, and no
  * page-sized plane is ever allocated for a handful of small regions. */
+/* Windows larger than this many pixels are blurred a strip of rows at a time, twice (once for
+ * the motion, once for the residual), instead of into two planes of 12 bytes a pixel: a change
+ * over a whole 10000 x 10000 screenshot would otherwise need 2.4 GB. */
+#define STRIPS_ABOVE ((Py_ssize_t)1 << 22)
+
+/* window_residual for a large window, with memory for a few rows: the same blurred rows, the
+ * same row sums and the same residuals, computed as the rows come. `ox`, `oy`: the window's
+ * place in the area (ex0, ey0, ew, eh) blurred around it. */
+static int strip_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t ex0, Py_ssize_t ey0,
+                          Py_ssize_t ew, Py_ssize_t eh, Py_ssize_t ox, Py_ssize_t oy, Py_ssize_t w,
+                          Py_ssize_t h, box_t inside, box_t trimmed, double still, float *worst,
+                          double *motion, float *unmoved) {
+    const size_t n = (size_t)(ew * a->channels), row = (size_t)ew * 3;
+    /* Four of a's rows (a residual row reads rows y - 1 to y + 2), one of b's, one to discard. */
+    float *rows = malloc(sizeof(float) * 6 * row);
+    uint8_t *padded = malloc(2 * (n + 4 * (size_t)a->channels));
+    uint16_t *rings = malloc(sizeof(uint16_t) * 12 * n);
+    const int ok = rows && padded && rings;
+    if (ok) {
+        const blur_buffers_t buf_a = {padded, rings, rings + 5 * n};
+        const blur_buffers_t buf_b = {padded + n + 4 * (size_t)a->channels, rings + 6 * n,
+                                      rings + 11 * n};
+        float *const brow = rows + 4 * row, *const spare = rows + 5 * row;
+#define A_ROW(j) (rows + ((j) % 4) * row + ox * 3)
+        double tx = 0, ty = 0;
+        *motion = 0;
+        if (w >= 2 && h >= 2) {
+            rows_t ra = blur_rows(a, ex0, ey0, ew, eh, &buf_a);
+            rows_t rb = blur_rows(b, ex0, ey0, ew, eh, &buf_b);
+            for (Py_ssize_t r = 0; r < oy; r++) {
+                blur_next(&ra, spare);
+                blur_next(&rb, spare);
+            }
+            double sums[5] = {0, 0, 0, 0, 0};
+            Py_ssize_t made = 0; /* window rows of a blurred so far */
+            for (Py_ssize_t y = 0; y < h; y++) {
+                for (; made <= y + 1 && made < h; made++) blur_next(&ra, A_ROW(made) - ox * 3);
+                blur_next(&rb, brow);
+                const float gscale = (y > 0 && y < h - 1) ? 0.5f : 1.0f;
+                accumulate_row(A_ROW(y > 0 ? y - 1 : 0), A_ROW(y), A_ROW(y < h - 1 ? y + 1 : h - 1),
+                               brow + ox * 3, w, gscale, sums);
+            }
+            solve_motion(sums, &tx, &ty);
+            *motion = hypot(tx, ty);
+        }
+        const int moving = *motion >= still;
+        const box_t box = moving ? trimmed : inside;
+        const sampling_t s = sampling_for(tx, ty, w, box), still_s = sampling_for(0, 0, w, inside);
+        rows_t ra = blur_rows(a, ex0, ey0, ew, eh, &buf_a);
+        rows_t rb = blur_rows(b, ex0, ey0, ew, eh, &buf_b);
+        for (Py_ssize_t r = 0; r < oy; r++) {
+            blur_next(&ra, spare);
+            blur_next(&rb, spare);
+        }
+        float most = 0, unmoved_most = 0;
+        Py_ssize_t made = 0;
+        const Py_ssize_t last = box.y1 > inside.y1 ? box.y1 : inside.y1;
+        for (Py_ssize_t y = 0; y < last; y++) {
+            for (; made <= y + 2 && made < h; made++) blur_next(&ra, A_ROW(made) - ox * 3);
+            blur_next(&rb, brow);
+            if (y >= box.y0 && y < box.y1) {
+                const float found =
+                    residual_row(A_ROW(clamp(y + s.ky, 0, h - 1)),
+                                 A_ROW(clamp(y + s.ky + 1, 0, h - 1)), brow + ox * 3, w, box, &s);
+                most = found > most ? found : most;
+            }
+            if (moving && y >= inside.y0 && y < inside.y1) {
+                const float found = residual_row(A_ROW(clamp(y + still_s.ky, 0, h - 1)),
+                                                 A_ROW(clamp(y + still_s.ky + 1, 0, h - 1)),
+                                                 brow + ox * 3, w, inside, &still_s);
+                unmoved_most = found > unmoved_most ? found : unmoved_most;
+            }
+        }
+#undef A_ROW
+        *worst = most;
+        *unmoved = moving ? unmoved_most : most;
+    }
+    free(rows);
+    free(padded);
+    free(rings);
+    return ok;
+}
+
+/* Both images' window blurred (from 2 px around it where the image has them, so that the
+ * blur sees the window's true neighbours), the motion estimated over the window, and the
+ * residual measured. Scratch memory is the window's size: it stays in cache, and no
+ * page-sized plane is ever allocated for a handful of small regions. */
 static int window_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t iw, Py_ssize_t ih,
                            box_t win, box_t inside, box_t trimmed, double still, float *worst,
-                           double *motion, float *unmoved) {
+                           double *motion, float *unmoved, Py_ssize_t strips_above) {
     const Py_ssize_t ex0 = win.x0 >= 2 ? win.x0 - 2 : 0, ey0 = win.y0 >= 2 ? win.y0 - 2 : 0;
     const Py_ssize_t ex1 = win.x1 + 2 <= iw ? win.x1 + 2 : iw;
     const Py_ssize_t ey1 = win.y1 + 2 <= ih ? win.y1 + 2 : ih;
     const Py_ssize_t ew = ex1 - ex0, eh = ey1 - ey0, w = win.x1 - win.x0, h = win.y1 - win.y0;
+    if (ew * eh > strips_above)
+        return strip_residual(a, b, ex0, ey0, ew, eh, win.x0 - ex0, win.y0 - ey0, w, h, inside,
+                              trimmed, still, worst, motion, unmoved);
     const size_t n = (size_t)(ew * a->channels);
     float *planes = malloc(sizeof(float) * 6 * (size_t)(ew * eh));
     blur_buffers_t buf = {
@@ -335,7 +486,8 @@ int vfa_box_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssiz
     const Py_ssize_t left = least(most(x, 2), x + bw), top = least(most(y, 2), y + bh);
     const box_t trimmed = {left - win.x0, top - win.y0, most(least(x + bw, w - 2), left) - win.x0,
                            most(least(y + bh, h - 2), top) - win.y0};
-    if (!window_residual(a, b, w, h, win, inside, trimmed, still, residual, motion, unmoved))
+    if (!window_residual(a, b, w, h, win, inside, trimmed, still, residual, motion, unmoved,
+                         STRIPS_ABOVE))
         return -1;
     return 0;
 }
@@ -343,8 +495,10 @@ int vfa_box_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssiz
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args) {
     PyObject *a_obj, *b_obj, *win_obj, *inside_obj, *trimmed_obj;
     double still;
-    if (!PyArg_ParseTuple(args, "OOO!O!O!d", &a_obj, &b_obj, &PyTuple_Type, &win_obj,
-                          &PyTuple_Type, &inside_obj, &PyTuple_Type, &trimmed_obj, &still))
+    Py_ssize_t strips_above = STRIPS_ABOVE;
+    if (!PyArg_ParseTuple(args, "OOO!O!O!d|n", &a_obj, &b_obj, &PyTuple_Type, &win_obj,
+                          &PyTuple_Type, &inside_obj, &PyTuple_Type, &trimmed_obj, &still,
+                          &strips_above))
         return NULL;
     Py_buffer va, vb;
     pixels_t a, b;
@@ -368,7 +522,7 @@ PyObject *vfa_motion_residual(PyObject *self, PyObject *args) {
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = window_residual(&a, &b, va.shape[1], va.shape[0], win, inside, trimmed, still, &worst,
-                         &motion, &unmoved);
+                         &motion, &unmoved, strips_above);
     Py_END_ALLOW_THREADS
     if (!ok) {
         PyErr_NoMemory();
@@ -382,11 +536,13 @@ done:
 }
 
 VFA_DOC(vfa_motion_residual_doc,
-             "motion_residual(a, b, window, inside, trimmed, still) -> (residual, motion,\n"
-             "unmoved)\n\n"
+             "motion_residual(a, b, window, inside, trimmed, still[, strips_above]) ->\n"
+             "(residual, motion, unmoved)\n\n"
              "a, b: images of one shape (uint8, (H, W, 3|4)). Blurs both over `window`\n"
              "(x0, y0, x1, y1) like blur(), estimates the sub-pixel translation of b against a\n"
              "over the window, and returns the largest per-channel difference left inside\n"
              "`inside` (window-relative), or inside `trimmed` when the motion is `still` px or\n"
              "more, with the motion's length in px, and the largest difference left inside\n"
-             "`inside` with no motion (the residual again when the motion is under `still`).");
+             "`inside` with no motion (the residual again when the motion is under `still`).\n"
+             "Windows (with 2 px around) of more than strips_above pixels (default 4194304) are\n"
+             "blurred a few rows at a time, in bounded memory, with the same results.");
