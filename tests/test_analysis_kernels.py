@@ -499,6 +499,19 @@ def test_frame_colour_is_the_commonest_colour_of_the_areas_edges(
         _analysis.frame_colour(src, 25, 0, 31, 4)
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (7, 9), (33, 70), (4, 8)])
+def test_pixels_are_what_nonzero_lists(shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[1])
+    for share in (0.0, 0.03, 0.5, 1.0):
+        mask = rng.random(shape) < share
+        ys, xs = np.empty(int(mask.sum()), np.intp), np.empty(int(mask.sum()), np.intp)
+        _analysis.pixels(mask, ys, xs)
+        expected = np.nonzero(mask)
+        assert np.array_equal(ys, expected[0]) and np.array_equal(xs, expected[1])
+    with pytest.raises(ValueError, match="set pixels, not"):
+        _analysis.pixels(np.ones(shape, bool), np.empty(0, np.intp), np.empty(0, np.intp))
+
+
 def reference_flips(
     a: np.ndarray,
     b: np.ndarray,

@@ -11,14 +11,16 @@
  * offsets at which a region's rows or columns reappear, matches() checks a translation pixel by
  * pixel, rank() picks the translation that best explains a sample of pixels, carried() tells how
  * much of what a move carried covers content that stayed, frame_colour() finds what a region sits
- * on, spread() measures how far an area's colours stray from their mean, recoloured() and
- * one_fill() tell how changed colours map to new ones, edges() counts the strong and faint edges
- * of two areas and colours() counts an area's colours. All release the GIL.
+ * on, spread() measures how far an area's colours stray from their mean, pixels() lists a mask's
+ * set pixels, recoloured() and one_fill() tell how changed colours map to new ones, edges() counts
+ * the strong and faint edges of two areas and colours() counts an area's colours. All release the
+ * GIL.
  * This file holds the module, its method table and the image check; the methods are in
  * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual),
  * _analysis_envelope.c (envelope, flips, ranges, tile_shifts), _analysis_edges.c (straight_run),
  * _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried, frame_colour),
- * _analysis_stats.c (spread) and _analysis_colours.c (recoloured, one_fill, edges, colours).
+ * _analysis_stats.c (spread, pixels) and _analysis_colours.c (recoloured, one_fill, edges,
+ * colours).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -67,6 +69,7 @@ static PyMethodDef methods[] = {
     {"tile_shifts", vfa_tile_shifts, METH_VARARGS, vfa_tile_shifts_doc},
     {"ranges", vfa_ranges, METH_VARARGS, vfa_ranges_doc},
     {"spread", vfa_spread, METH_VARARGS, vfa_spread_doc},
+    {"pixels", vfa_pixels, METH_VARARGS, vfa_pixels_doc},
     {"votes", vfa_votes, METH_VARARGS, vfa_votes_doc},
     {"matches", vfa_matches, METH_VARARGS, vfa_matches_doc},
     {"rank", vfa_rank, METH_VARARGS, vfa_rank_doc},

@@ -1,7 +1,8 @@
-/* spread(): how far an area's colours stray from their mean, channel by channel. */
+/* spread(): how far an area's colours stray from their mean; pixels(): where a mask is set. */
 #include "_analysis.h"
 
 #include <math.h>
+#include <string.h>
 
 PyObject *vfa_spread(PyObject *self, PyObject *args) {
     PyObject *src_obj;
@@ -49,3 +50,67 @@ VFA_DOC(vfa_spread_doc,
         "spread(src, x, y, w, h) -> float\n\n"
         "The largest standard deviation of the red, green and blue values of src over the\n"
         "area [x, x + w) x [y, y + h).");
+
+/* ---- pixels -------------------------------------------------------------------------------- */
+
+PyObject *vfa_pixels(PyObject *self, PyObject *args) {
+    PyObject *mask_obj, *ys_obj, *xs_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &mask_obj, &ys_obj, &xs_obj)) return NULL;
+    Py_buffer vm, vy, vx;
+    if (PyObject_GetBuffer(mask_obj, &vm, PyBUF_STRIDED_RO) < 0) return NULL;
+    PyObject *result = NULL;
+    if (PyObject_GetBuffer(ys_obj, &vy, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_m;
+    if (PyObject_GetBuffer(xs_obj, &vx, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_y;
+    if (vm.ndim != 2 || vm.itemsize != 1 || vm.strides[1] != 1 || vm.strides[0] < 0) {
+        PyErr_SetString(PyExc_ValueError, "mask must be a 2-D bool array with contiguous rows");
+        goto done;
+    }
+    if (vy.itemsize != sizeof(Py_ssize_t) || vx.itemsize != sizeof(Py_ssize_t) ||
+        vy.len != vx.len) {
+        PyErr_SetString(PyExc_ValueError, "ys and xs must be intp arrays of one length");
+        goto done;
+    }
+    const Py_ssize_t h = vm.shape[0], w = vm.shape[1], room = vy.len / (Py_ssize_t)sizeof(Py_ssize_t);
+    Py_ssize_t *ys = vy.buf, *xs = vx.buf, found = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t y = 0; y < h && found <= room; y++) {
+        const uint8_t *row = (const uint8_t *)vm.buf + y * vm.strides[0];
+        Py_ssize_t x = 0;
+        for (; x < w; x++) {
+            /* Eight unset pixels at a time: most of a region's box did not change. */
+            if (!(x & 7) && x + 8 <= w) {
+                uint64_t word;
+                memcpy(&word, row + x, 8);
+                if (!word) {
+                    x += 7;
+                    continue;
+                }
+            }
+            if (!row[x]) continue;
+            if (found < room) {
+                ys[found] = y;
+                xs[found] = x;
+            }
+            found++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (found != room) {
+        PyErr_Format(PyExc_ValueError, "the mask has %zd set pixels, not %zd", found, room);
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&vx);
+fail_y:
+    PyBuffer_Release(&vy);
+fail_m:
+    PyBuffer_Release(&vm);
+    return result;
+}
+
+VFA_DOC(vfa_pixels_doc,
+        "pixels(mask, ys, xs)\n\n"
+        "Write the rows and columns of the set pixels of mask (2-D bool, rows contiguous), in\n"
+        "row order, into ys and xs (intp, as long as the mask has set pixels).");

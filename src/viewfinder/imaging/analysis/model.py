@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.signals import Signal
 from viewfinder.imaging.analysis.wording import note
 
@@ -24,11 +25,13 @@ def window(box: Box, pad: int, w: int, h: int) -> tuple[int, int, int, int]:
 
 def pixels_of(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows and columns of a 2-D mask's set pixels, in row order: what np.nonzero answers,
-    found through one flat index a pixel (five to seven times faster on a region's mask)."""
-    where = np.flatnonzero(mask)
-    ys = where // mask.shape[1]
-    where -= ys * mask.shape[1]
-    return ys, where
+    listed by the _analysis kernel (a region of millions of changed pixels took seconds to
+    turn into rows and columns through numpy's integer division)."""
+    mask = np.ascontiguousarray(mask, bool)
+    count = int(np.count_nonzero(mask))
+    ys, xs = np.empty(count, np.intp), np.empty(count, np.intp)
+    _analysis.pixels(mask, ys, xs)
+    return ys, xs
 
 
 @dataclass(frozen=True, slots=True)
