@@ -799,5 +799,11 @@ def test_colours_counts_distinct_colours_and_the_commonest(channels: int) -> Non
     )
     _, counts = np.unique(packed, return_counts=True)
     assert _analysis.colours(a, x, y, w, h) == (counts.size, int(counts.max()))
+    # A photo: tens of thousands of colours, in runs of one or two pixels.
+    photo = np.random.default_rng(channels).integers(0, 256, (150, 200, channels), np.uint8)
+    photo[:, ::2] = photo[:, 1::2]
+    packed = (photo[..., 0].astype(np.int64) << 16) | (photo[..., 1].astype(np.int64) << 8)
+    _, counts = np.unique(packed | photo[..., 2], return_counts=True)
+    assert _analysis.colours(photo, 0, 0, 200, 150) == (counts.size, int(counts.max()))
     with pytest.raises(ValueError, match="outside"):
         _analysis.colours(a, 40, 0, 20, 5)

@@ -2,9 +2,10 @@
  * What became of a region's colours: recoloured() (each colour of the base went to one colour
  * of the candidate), one_fill() (the changed pixels went from one colour to one other),
  * edges() (the strong and faint edges of both areas) and colours() (how many colours an area
- * has). one_fill() and colours() count colours by sorting them (a radix sort: a few passes
- * over the pixels, and memory for two copies of their keys, whatever their number of values);
- * recoloured() counts pairs of colours in a table, as an area holds few of them.
+ * has). one_fill() counts its sample's colour pairs by sorting them (a radix sort: a few passes
+ * over the keys, and memory for two copies of them, whatever their number of values);
+ * recoloured() and colours() count pairs of colours, or colours, in a table, as an area of a
+ * screenshot holds few of them.
  */
 #include "_analysis.h"
 
@@ -391,29 +392,45 @@ PyObject *vfa_colours(PyObject *self, PyObject *args) {
     if (vfa_get_pixels(src_obj, &vs, &src, "src") < 0) return NULL;
     PyObject *result = NULL;
     if (vfa_check_area(&vs, x0, y0, w, h) < 0) goto done;
-    const size_t n = (size_t)(w * h);
-    uint32_t *scratch, *keys = keys_alloc(n, &scratch);
-    if (!keys) {
+    /* Colours are tallied in a table, runs of one colour along a row at once: an area of a
+     * screenshot is mostly long runs of few colours. */
+    tally_t tally;
+    if (tally_init(&tally, 1024) < 0) {
         PyErr_NoMemory();
         goto done;
     }
     Py_ssize_t distinct = 0;
     size_t commonest = 0;
+    int ok = 1;
     Py_BEGIN_ALLOW_THREADS
     const int c = src.channels;
-    for (Py_ssize_t y = 0; y < h; y++) {
+    for (Py_ssize_t y = 0; y < h && ok; y++) {
         const uint8_t *row = src.data + (y0 + y) * src.stride + x0 * c;
+        uint32_t run = (uint32_t)row[0] << 16 | (uint32_t)row[1] << 8 | row[2], times = 0;
         for (Py_ssize_t x = 0; x < w; x++) {
             const uint8_t *p = row + x * c;
-            keys[y * w + x] = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+            const uint32_t key = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+            if (key != run) {
+                ok = ok && tally_add(&tally, run, times) == 0;
+                run = key;
+                times = 0;
+            }
+            times++;
         }
+        ok = ok && tally_add(&tally, run, times) == 0;
     }
-    sort_keys(keys, scratch, n, 24);
-    for (size_t i = 0; i < n; i++) distinct += i == 0 || keys[i] != keys[i - 1];
-    commonest = longest_run(keys, n);
+    for (size_t j = 0; ok && j <= tally.mask; j++) {
+        if (!tally.keys[j]) continue;
+        distinct++;
+        if (tally.counts[j] > commonest) commonest = tally.counts[j];
+    }
     Py_END_ALLOW_THREADS
-    free(keys);
-    free(scratch);
+    free(tally.keys);
+    free(tally.counts);
+    if (!ok) {
+        PyErr_NoMemory();
+        goto done;
+    }
     result = Py_BuildValue("nn", distinct, (Py_ssize_t)commonest);
 done:
     PyBuffer_Release(&vs);
