@@ -106,6 +106,10 @@ def test_server_refusals_exit_2_and_a_local_key_works(
         server.run("push", "/dev/zero", "--name", "z", *context, key="ci"),
         "error: [image_too_large] the upload is over",
     )
+    refused(
+        server.run("push", "/dev/zero", "--name", "z", *context, key="vf_proj_not-a-real-key"),
+        "error: [unauthenticated]",
+    )
     assert server.json("usage", key="ci")["images"] == images
 
     # A key made on the data directory works at once, with the roles asked for.

@@ -57,7 +57,6 @@ async def read_limited(
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            request.state.body_unread = True
             raise refuse(None)
         chunks.append(chunk)
     return b"".join(chunks)
@@ -77,25 +76,42 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 class CloseUnread:
-    """Answers to a request whose body was refused part way through (read_limited) close the
-    connection: the rest of the body is never read, so it cannot carry another request."""
+    """An answer given before the request's body was read to its end (refused part way through
+    by read_limited, or an unknown key, before any of it was read) closes the connection: the
+    rest of the body is never read, so it cannot carry another request, and the server would
+    otherwise go on receiving it, forever for a body with no end (a client streaming
+    /dev/zero)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not _has_body(scope):
             await self.app(scope, receive, send)
             return
+        ended = False
+
+        async def receiving() -> Message:
+            nonlocal ended
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                ended = True
+            return message
 
         async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start" and scope.get("state", {}).get(
-                "body_unread"
-            ):
+            if message["type"] == "http.response.start" and not ended:
                 message = {**message, "headers": [*message.get("headers", []), CLOSE]}
             await send(message)
 
-        await self.app(scope, receive, sending)
+        await self.app(scope, receiving, sending)
+
+
+def _has_body(scope: Scope) -> bool:
+    headers = dict(scope.get("headers", []))
+    length = headers.get(b"content-length", b"").strip()
+    return b"chunked" in headers.get(b"transfer-encoding", b"").lower() or (
+        length.isdigit() and int(length) > 0
+    )
 
 
 CLOSE = (b"connection", b"close")
