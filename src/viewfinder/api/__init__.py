@@ -9,6 +9,7 @@ from fastapi import FastAPI
 def install(app: FastAPI) -> None:
     """Add the API's routes and its error handlers to the app."""
     from viewfinder.api import errors, openapi
+    from viewfinder.api.deps import CloseUnread
     from viewfinder.api.routes import (
         builds,
         checkups,
@@ -24,6 +25,8 @@ def install(app: FastAPI) -> None:
     )
 
     errors.install(app)
+    # Outermost: it sees every answer, the last-line error answer included.
+    app.add_middleware(CloseUnread)
     openapi.install(app)
     for router in (
         project.router,

@@ -12,7 +12,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from viewfinder import errors
-from viewfinder.api.deps import CloseUnread
 from viewfinder.plumbing.errorshape import error_of, error_response
 
 log = logging.getLogger("viewfinder.api")
@@ -82,4 +81,3 @@ def install(app: FastAPI) -> None:
         return error_response(exc.status_code, code, str(exc.detail), headers=headers)
 
     app.add_middleware(Unexpected)
-    app.add_middleware(CloseUnread)

@@ -109,6 +109,28 @@ static int tally_add(tally_t *t, uint32_t key, uint32_t times) {
     return 0;
 }
 
+/* Keys counted a run at a time: consecutive equal keys (a fill along a row) cost one addition
+ * to the table. Start with a zero run, add every key of a row, end the row. */
+typedef struct {
+    uint32_t key, times;
+} run_t;
+
+static inline int run_add(tally_t *t, run_t *run, uint32_t key) {
+    if (run->times && key != run->key) {
+        if (tally_add(t, run->key, run->times) < 0) return -1;
+        run->times = 0;
+    }
+    run->key = key;
+    run->times++;
+    return 0;
+}
+
+static int run_end(tally_t *t, run_t *run) {
+    const int status = run->times ? tally_add(t, run->key, run->times) : 0;
+    run->times = 0;
+    return status;
+}
+
 /* Of the masked pixels, how many show in b the colour that most pixels of their a colour show
  * across the whole area (ties to the higher colour key). -1 when out of memory. */
 static Py_ssize_t went_along(const placed_t *p, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t *total) {
@@ -122,22 +144,14 @@ static Py_ssize_t went_along(const placed_t *p, Py_ssize_t x0, Py_ssize_t y0, Py
         free(most);
         return -1;
     }
-    /* Runs of one pair along a row are counted at once: fills are long runs. */
     int ok = 1;
     for (Py_ssize_t y = 0; y < h && ok; y++) {
         const uint8_t *ra = p->a.data + (y0 + y) * p->a.stride + x0 * ca;
         const uint8_t *rb = p->b.data + (y0 + y) * p->b.stride + x0 * cb;
-        uint32_t run = key15(ra) << 15 | key15(rb), times = 0;
-        for (Py_ssize_t x = 0; x < w; x++) {
-            const uint32_t pair = key15(ra + x * ca) << 15 | key15(rb + x * cb);
-            if (pair != run) {
-                ok = ok && tally_add(&pairs, run, times) == 0;
-                run = pair;
-                times = 0;
-            }
-            times++;
-        }
-        ok = ok && tally_add(&pairs, run, times) == 0;
+        run_t run = {0, 0};
+        for (Py_ssize_t x = 0; x < w && ok; x++)
+            ok = run_add(&pairs, &run, key15(ra + x * ca) << 15 | key15(rb + x * cb)) == 0;
+        ok = ok && run_end(&pairs, &run) == 0;
     }
     Py_ssize_t hits = -1, seen = 0;
     if (ok) {
@@ -392,8 +406,7 @@ PyObject *vfa_colours(PyObject *self, PyObject *args) {
     if (vfa_get_pixels(src_obj, &vs, &src, "src") < 0) return NULL;
     PyObject *result = NULL;
     if (vfa_check_area(&vs, x0, y0, w, h) < 0) goto done;
-    /* Colours are tallied in a table, runs of one colour along a row at once: an area of a
-     * screenshot is mostly long runs of few colours. */
+    /* An area of a screenshot is mostly long runs of few colours. */
     tally_t tally;
     if (tally_init(&tally, 1024) < 0) {
         PyErr_NoMemory();
@@ -406,18 +419,12 @@ PyObject *vfa_colours(PyObject *self, PyObject *args) {
     const int c = src.channels;
     for (Py_ssize_t y = 0; y < h && ok; y++) {
         const uint8_t *row = src.data + (y0 + y) * src.stride + x0 * c;
-        uint32_t run = (uint32_t)row[0] << 16 | (uint32_t)row[1] << 8 | row[2], times = 0;
-        for (Py_ssize_t x = 0; x < w; x++) {
+        run_t run = {0, 0};
+        for (Py_ssize_t x = 0; x < w && ok; x++) {
             const uint8_t *p = row + x * c;
-            const uint32_t key = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-            if (key != run) {
-                ok = ok && tally_add(&tally, run, times) == 0;
-                run = key;
-                times = 0;
-            }
-            times++;
+            ok = run_add(&tally, &run, (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) == 0;
         }
-        ok = ok && tally_add(&tally, run, times) == 0;
+        ok = ok && run_end(&tally, &run) == 0;
     }
     for (size_t j = 0; ok && j <= tally.mask; j++) {
         if (!tally.keys[j]) continue;
