@@ -72,6 +72,9 @@ def test_a_large_image_decodes_in_pieces_like_libspng(rng: np.random.Generator) 
     # Paeth rows paired across the rounds' boundaries, whatever rows a round holds.
     data = make_png(pixels, filters=[4, 4, 4, 2, 4], level=1)
     assert np.array_equal(decode(data), pixels)
+    # A row longer than a round: a round is then one row.
+    wide = random_image(rng, 3, png.INFLATE_ROUND // 3 + 100, 3)
+    assert np.array_equal(decode(png.encode(wide, level=1)), wide)
 
 
 def saved(image: Image.Image, **options: object) -> bytes:
