@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from viewfinder.errors import InvalidInput, InvalidMask
-from viewfinder.imaging import compare, decode, pixelmatch, png
+from viewfinder.imaging import _native, compare, decode, pixelmatch, png
 from viewfinder.imaging.diffimage import CHANGED_RGB, MASKED_RGB, MOVED_RGB, NOISE_RGB, SIZE_RGB
 from viewfinder.runtime import tune_allocator
 
@@ -148,6 +148,33 @@ def test_regions_cover_every_changed_pixel(pair: tuple[np.ndarray, np.ndarray]) 
     assert (covered <= 1).all(), "regions overlap"
     assert (covered[flagged] == 1).all()
     assert sum(r.changed_pixels for r in result.regions) == result.changed_pixels == flagged.sum()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 90),
+    st.integers(1, 40),
+    st.sampled_from([(1,), (1, 2, 5), (4,)]),
+    st.floats(0.0, 0.5),
+    st.integers(0, 2**32 - 1),
+)
+def test_regions_of_a_label_plane_hold_exactly_its_flagged_pixels(
+    width: int, height: int, flags: tuple[int, ...], density: float, seed: int
+) -> None:
+    # Labels of every kind side by side, on widths that end inside an 8- or 32-byte block.
+    rng = np.random.default_rng(seed)
+    labels = np.where(rng.random((height, width)) < density, rng.integers(0, 9, (height, width)), 0)
+    labels = labels.astype(np.uint8)
+    flagged = np.isin(labels, flags)
+    covered = np.zeros(labels.shape, int)
+    for x, y, w, h, count in _native.regions(labels, bytes(flags), 4, 1, 500):
+        covered[y : y + h, x : x + w] += 1
+        inside = flagged[y : y + h, x : x + w]
+        assert inside.sum() == count
+        # Bounds drawn tight around what they hold.
+        assert inside[0].any() and inside[-1].any() and inside[:, 0].any() and inside[:, -1].any()
+    assert (covered <= 1).all(), "regions overlap"
+    assert (covered[flagged] == 1).all()
 
 
 @given(image_pairs(same_size=False))
