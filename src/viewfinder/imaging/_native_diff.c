@@ -18,7 +18,8 @@ ALWAYS_INLINE void gray_row(uint8_t *restrict dst, const uint8_t *restrict p, Py
     }
 }
 
-VF_CLONES static void render_rows(const uint8_t *labels, Py_ssize_t lstride, Py_ssize_t h, Py_ssize_t w,
+VF_CLONES
+static void render_rows(const uint8_t *labels, Py_ssize_t lstride, Py_ssize_t h, Py_ssize_t w,
                         const image_t *c, Py_ssize_t ch_, Py_ssize_t cw, int channels,
                         uint8_t *out, Py_ssize_t ostride) {
     for (Py_ssize_t y = 0; y < h; y++) {

@@ -139,7 +139,8 @@ ALWAYS_INLINE int unfilter_row(uint8_t *restrict dst, const uint8_t *restrict sr
     }
 }
 
-VF_CLONES static Py_ssize_t unfilter_rows(const uint8_t *raw, uint8_t *out, const uint8_t *zeros,
+VF_CLONES
+static Py_ssize_t unfilter_rows(const uint8_t *raw, uint8_t *out, const uint8_t *zeros,
                                 Py_ssize_t first, Py_ssize_t nrows, Py_ssize_t rowbytes, int bpp) {
     for (Py_ssize_t r = 0; r < nrows; r++) {
         Py_ssize_t y = first + r;
