@@ -807,3 +807,72 @@ def test_colours_counts_distinct_colours_and_the_commonest(channels: int) -> Non
     assert _analysis.colours(photo, 0, 0, 200, 150) == (counts.size, int(counts.max()))
     with pytest.raises(ValueError, match="outside"):
         _analysis.colours(a, 40, 0, 20, 5)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize(
+    ("x0", "y0", "step", "rows", "cols"), [(0, 0, 1, 30, 40), (3, 5, 2, 9, 12)]
+)
+def test_grey_pair_samples_zero_mean_grey_levels_as_numpy_does(
+    channels: int, x0: int, y0: int, step: int, rows: int, cols: int
+) -> None:
+    rng = np.random.default_rng(channels + step)
+    a, b = (rng.integers(0, 256, (30, 40, channels), dtype=np.uint8) for _ in range(2))
+    out = np.empty((2, rows, cols))
+    _analysis.grey_pair(a, b, x0, y0, step, out)
+    for plane, image in zip(out, (a, b), strict=True):
+        picked = image[y0 : y0 + rows * step : step, x0 : x0 + cols * step : step, :3]
+        grey = picked.astype(np.float64).sum(axis=2)
+        # Exactly: the sum of integer grey levels is exact in any order.
+        np.testing.assert_array_equal(plane, grey - grey.mean())
+
+
+def test_grey_pair_refuses_samples_beyond_the_image_and_a_bad_plane() -> None:
+    a = np.zeros((10, 10, 4), np.uint8)
+    with pytest.raises(ValueError, match="outside the image"):
+        _analysis.grey_pair(a, a, 0, 0, 2, np.empty((2, 6, 5)))
+    with pytest.raises(ValueError, match="shape"):
+        _analysis.grey_pair(a, a, 0, 0, 1, np.empty((3, 4, 4)))
+    with pytest.raises(ValueError, match="8-byte"):
+        _analysis.grey_pair(a, a, 0, 0, 1, np.empty((2, 4, 4), np.float32))
+
+
+def test_cross_power_is_the_normalised_product_and_correlation_peaks_at_the_shift() -> None:
+    rng = np.random.default_rng(7)
+    base = rng.random((48, 60))
+    moved = np.roll(base, (5, -9), axis=(0, 1))
+    spectra = np.fft.rfft2(np.stack([base - base.mean(), moved - moved.mean()]))
+    out = np.empty(spectra.shape[1:], spectra.dtype)
+    _analysis.cross_power(spectra, out)
+    product = spectra[1] * np.conj(spectra[0])
+    np.testing.assert_allclose(out, product / (np.abs(product) + 1e-9), rtol=1e-12, atol=1e-15)
+    corr = np.fft.irfft2(out, s=base.shape)
+    assert _analysis.peaks(corr, 1) == [(5, 60 - 9)]
+
+
+def test_cross_power_refuses_spectra_of_another_shape() -> None:
+    spectra = np.zeros((2, 4, 3), np.complex128)
+    with pytest.raises(ValueError, match="shape"):
+        _analysis.cross_power(spectra, np.empty((4, 4), np.complex128))
+    with pytest.raises(ValueError, match="16-byte"):
+        _analysis.cross_power(spectra.real.copy(), np.empty((4, 3), np.complex128))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_peaks_are_the_highest_values_but_the_origin_highest_first(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    corr = rng.random((17, 23))
+    corr[0, 0] = 2.0  # the origin is never a peak, however high
+    flat = corr.ravel().copy()
+    flat[0] = -np.inf
+    expected = np.argsort(-flat, kind="stable")[:4]
+    assert _analysis.peaks(corr, 4) == [(int(i) // 23, int(i) % 23) for i in expected]
+
+
+def test_peaks_of_equal_values_come_in_row_order_and_count_is_bounded() -> None:
+    corr = np.zeros((3, 3))
+    assert _analysis.peaks(corr, 3) == [(0, 1), (0, 2), (1, 0)]
+    assert _analysis.peaks(np.zeros((1, 2)), 4) == [(0, 1)]
+    assert _analysis.peaks(corr, 0) == []
+    with pytest.raises(ValueError, match="count"):
+        _analysis.peaks(corr, 17)

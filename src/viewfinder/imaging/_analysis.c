@@ -13,14 +13,15 @@
  * much of what a move carried covers content that stayed, frame_colour() finds what a region sits
  * on, spread() measures how far an area's colours stray from their mean, pixels() lists a mask's
  * set pixels, recoloured() and one_fill() tell how changed colours map to new ones, edges() counts
- * the strong and faint edges of two areas and colours() counts an area's colours. All release the
- * GIL.
+ * the strong and faint edges of two areas and colours() counts an area's colours; grey_pair(),
+ * cross_power() and peaks() are phase correlation's steps around its transforms. All release
+ * the GIL.
  * This file holds the module, its method table and the image check; the methods are in
  * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual),
  * _analysis_envelope.c (envelope, flips, ranges, tile_shifts), _analysis_edges.c (straight_run),
  * _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried, frame_colour),
- * _analysis_stats.c (spread, pixels) and _analysis_colours.c (recoloured, one_fill, edges,
- * colours).
+ * _analysis_stats.c (spread, pixels), _analysis_colours.c (recoloured, one_fill, edges,
+ * colours) and _analysis_phase.c (grey_pair, cross_power, peaks).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -80,6 +81,9 @@ static PyMethodDef methods[] = {
     {"one_fill", vfa_one_fill, METH_VARARGS, vfa_one_fill_doc},
     {"edges", vfa_edges, METH_VARARGS, vfa_edges_doc},
     {"colours", vfa_colours, METH_VARARGS, vfa_colours_doc},
+    {"grey_pair", vfa_grey_pair, METH_VARARGS, vfa_grey_pair_doc},
+    {"cross_power", vfa_cross_power, METH_VARARGS, vfa_cross_power_doc},
+    {"peaks", vfa_peaks, METH_VARARGS, vfa_peaks_doc},
     {NULL, NULL, 0, NULL},
 };
 

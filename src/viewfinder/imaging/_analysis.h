@@ -80,7 +80,7 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
  * (_analysis_motion.c), envelope, flips, ranges and tile_shifts (_analysis_envelope.c),
  * straight_run (_analysis_edges.c), votes (_analysis_votes.c), matches, rank, carried and
  * frame_colour (_analysis_moves.c), spread and pixels (_analysis_stats.c), recoloured, one_fill,
- * edges and colours (_analysis_colours.c). */
+ * edges and colours (_analysis_colours.c), grey_pair, cross_power and peaks (_analysis_phase.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
 PyObject *vfa_envelope(PyObject *self, PyObject *args);
@@ -101,10 +101,14 @@ PyObject *vfa_recoloured(PyObject *self, PyObject *args);
 PyObject *vfa_one_fill(PyObject *self, PyObject *args);
 PyObject *vfa_edges(PyObject *self, PyObject *args);
 PyObject *vfa_colours(PyObject *self, PyObject *args);
+PyObject *vfa_grey_pair(PyObject *self, PyObject *args);
+PyObject *vfa_cross_power(PyObject *self, PyObject *args);
+PyObject *vfa_peaks(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_envelope_doc[], vfa_is_noise_doc[],
     vfa_noise_run_doc[], vfa_votes_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_rank_doc[],
     vfa_carried_doc[], vfa_frame_colour_doc[], vfa_flips_doc[], vfa_spread_doc[], vfa_pixels_doc[],
     vfa_tile_shifts_doc[], vfa_recoloured_doc[], vfa_one_fill_doc[], vfa_edges_doc[],
-    vfa_colours_doc[], vfa_ranges_doc[];
+    vfa_colours_doc[], vfa_ranges_doc[], vfa_grey_pair_doc[], vfa_cross_power_doc[],
+    vfa_peaks_doc[];
 
 #endif
