@@ -271,6 +271,20 @@ def test_straight_run_finds_the_longest_row_or_column_run(seed: int) -> None:
         assert _analysis.straight_run(view, longest + 1) is False
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_straight_run_of_labels_counts_every_label_but_the_unset_ones(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 9, (41, 29), dtype=np.uint8)
+    unset = bytes([0, 5, 6])
+    differs = ~np.isin(labels, list(unset))
+    for view, mask in ((labels, differs), (labels[3::2, ::-1], differs[3::2, ::-1])):
+        longest = reference_run(mask)
+        assert _analysis.straight_run(view, longest, unset) is True
+        assert _analysis.straight_run(view, longest + 1, unset) is False
+    # With no byte unset, every value is set, zeros included.
+    assert _analysis.straight_run(labels, 41, b"") is True
+
+
 def test_straight_run_sees_a_column_and_refuses_other_shapes() -> None:
     mask = np.zeros((50, 50), bool)
     mask[5:45, 7] = True  # 40 down one column, 1 along any row

@@ -46,6 +46,8 @@ LEFT_SHARE = 0.3  # of a move's pixels: how much must have changed where they ca
 SPLIT_GAP = 2  # unchanged rows or columns that separate the parts of a region
 MAX_PARTS = 12  # parts of a region examined one by one
 EDGE_PAD = 32  # px around a region where a box's edge would show it is not bare text
+# Labels of pixels that do not differ: the rest, however faintly they differ, may draw an edge.
+_QUIET = bytes([_native.LABEL_SAME, _native.LABEL_MASKED, _native.LABEL_SIZE])
 # Regions examined in detail, as many as compare() lists (a page drawn again a fraction of a
 # pixel off at scale 2 comes to over a hundred); any beyond are summarised by size.
 MAX_ANALYSED = 200
@@ -273,9 +275,7 @@ def _text_like(labels: np.ndarray, box: Box, reach: Reach) -> bool:
     (whose pale background's edge may lie in its padding, outside what changed)."""
     height, width = labels.shape
     x0, y0, x1, y1 = window(box, reach.px(EDGE_PAD), width, height)
-    around = labels[y0:y1, x0:x1]
-    differs = (around != _native.LABEL_SAME) & (around != _native.LABEL_MASKED)
-    return not straight_edge(differs & (around != _native.LABEL_SIZE), reach)
+    return not straight_edge(labels[y0:y1, x0:x1], reach, _QUIET)
 
 
 def _left(labels: np.ndarray, box: Box, move: Move) -> bool:

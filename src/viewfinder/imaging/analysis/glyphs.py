@@ -49,9 +49,11 @@ def _order(shift: int) -> list[tuple[int, int]]:
     return sorted(((dx, dy) for dx in steps for dy in steps), key=lambda d: abs(d[0]) + abs(d[1]))
 
 
-def straight_edge(changed: np.ndarray, reach: Reach) -> bool:
-    """Whether the changed pixels run straight along a row or a column for EDGE_RUN px."""
-    return _analysis.straight_run(changed, reach.px(EDGE_RUN))
+def straight_edge(area: np.ndarray, reach: Reach, unset: bytes = b"\0") -> bool:
+    """Whether the pixels of ``area`` set (any value but those of ``unset``: a mask's changed
+    pixels, or a label plane's differing ones) run straight along a row or a column for
+    EDGE_RUN px."""
+    return _analysis.straight_run(area, reach.px(EDGE_RUN), unset)
 
 
 def glyphs_redrawn(
@@ -78,7 +80,9 @@ def glyphs_redrawn(
     for group in (busiest[:3], busiest[3:]):
         if group.size == 0:
             continue
-        pick = np.flatnonzero(np.isin(tiles, group))
+        member = np.zeros(totals.size, bool)
+        member[group] = True
+        pick = np.flatnonzero(member[tiles])
         found = _search(a, b, ys[pick] + y, xs[pick] + x, tiles[pick], totals, reach)
         if found is None:
             return False
