@@ -346,7 +346,7 @@ def moved_block(channels: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("exact", [True, False])
 def test_rank_picks_the_translation_its_definition_does(channels: int, exact: bool) -> None:
     a, b = moved_block(channels)
-    ys, xs = (v.astype(np.intp) for v in np.nonzero((a != b).any(axis=2)))
+    ys, xs = (v.astype(np.int32) for v in np.nonzero((a != b).any(axis=2)))
     assert ys.size > 4096  # both samples are taken
     rng = np.random.default_rng(7)
     decoys = {(int(dx), int(dy)) for dx, dy in rng.integers(-9, 10, (60, 2))} - {(5, -3)}
@@ -362,15 +362,17 @@ def test_rank_picks_the_translation_its_definition_does(channels: int, exact: bo
 
 def test_rank_refuses_pixels_outside_the_image_and_bad_translations() -> None:
     a = np.zeros((8, 8, 3), np.uint8)
-    one = np.zeros(1, np.intp)
+    one = np.zeros(1, np.int32)
     with pytest.raises(ValueError, match="outside the image"):
-        _analysis.rank(a, a, np.array([8]), one, {(1, 0)}, True)
+        _analysis.rank(a, a, np.array([8], np.int32), one, {(1, 0)}, True)
     with pytest.raises(ValueError, match="one length"):
-        _analysis.rank(a, a, np.zeros(2, np.intp), one, {(1, 0)}, True)
+        _analysis.rank(a, a, np.zeros(2, np.int32), one, {(1, 0)}, True)
     with pytest.raises(ValueError, match="one width and height"):
         _analysis.rank(a, a[:4], one, one, {(1, 0)}, True)
     with pytest.raises(ValueError, match="contiguous"):
-        _analysis.rank(a, a, np.zeros(4, np.intp)[::2], one.repeat(2), {(1, 0)}, True)
+        _analysis.rank(a, a, np.zeros(4, np.int32)[::2], one.repeat(2), {(1, 0)}, True)
+    with pytest.raises(ValueError, match="ys must be a 1-D contiguous int32 array"):
+        _analysis.rank(a, a, np.zeros(1, np.intp), one, {(1, 0)}, True)
     for tried in ([(1, 0, 2)], [1], [("x", 0)], 5):
         with pytest.raises(TypeError, match=r"\(dx, dy\) pairs"):
             _analysis.rank(a, a, one, one, tried, False)
@@ -483,7 +485,7 @@ def test_carried_counts_ink_and_covered_pixels_as_their_definition_does(channels
     rng = np.random.default_rng(channels)
     a = rng.integers(0, 256, (100, 90, channels), dtype=np.uint8)
     b = rng.integers(0, 256, (100, 90, channels), dtype=np.uint8)
-    ys, xs = (v.astype(np.intp) for v in np.nonzero(np.ones((100, 90), bool)))
+    ys, xs = (v.astype(np.int32) for v in np.nonzero(np.ones((100, 90), bool)))
     for share, d in ((0.9, (3, -2)), (0.3, (-89, 0)), (0.0, (0, 1))):
         arrived, left = rng.random(ys.size) < share, rng.random(ys.size) < 0.5
         for colour in ((255, 255, 255), (10, 200, 30)):
@@ -518,12 +520,14 @@ def test_pixels_are_what_nonzero_lists(shape: tuple[int, int]) -> None:
     rng = np.random.default_rng(shape[1])
     for share in (0.0, 0.03, 0.5, 1.0):
         mask = rng.random(shape) < share
-        ys, xs = np.empty(int(mask.sum()), np.intp), np.empty(int(mask.sum()), np.intp)
+        ys, xs = np.empty(int(mask.sum()), np.int32), np.empty(int(mask.sum()), np.int32)
         _analysis.pixels(mask, ys, xs)
         expected = np.nonzero(mask)
         assert np.array_equal(ys, expected[0]) and np.array_equal(xs, expected[1])
     with pytest.raises(ValueError, match="set pixels, not"):
-        _analysis.pixels(np.ones(shape, bool), np.empty(0, np.intp), np.empty(0, np.intp))
+        _analysis.pixels(np.ones(shape, bool), np.empty(0, np.int32), np.empty(0, np.int32))
+    with pytest.raises(ValueError, match="int32"):
+        _analysis.pixels(mask, np.empty(mask.sum(), np.intp), np.empty(mask.sum(), np.intp))
 
 
 def reference_flips(
@@ -695,9 +699,9 @@ def test_tile_shifts_agree_with_their_definition(seed: int) -> None:
     if seed == 3:
         b[16:32, 16:32] = rng.integers(0, 4, (16, 16, 3)) * 80
     (lo_a, hi_a), (lo_b, hi_b) = envelope3(a), envelope3(b)
-    ys, xs = (v.astype(np.intp) for v in np.nonzero((a != b).any(axis=2)))
+    ys, xs = (v.astype(np.int32) for v in np.nonzero((a != b).any(axis=2)))
     tiles = (ys // 16) * 3 + xs // 16
-    totals = np.bincount(tiles, minlength=9)
+    totals = np.bincount(tiles, minlength=9).astype(np.int32)
     order = sorted(
         ((dx, dy) for dx in range(-2, 3) for dy in range(-2, 3)),
         key=lambda d: abs(d[0]) + abs(d[1]),
@@ -711,7 +715,7 @@ def test_tile_shifts_agree_with_their_definition(seed: int) -> None:
 
 def test_tile_shifts_refuse_pixels_outside_the_area_and_bad_arrays() -> None:
     a = np.zeros((8, 8, 3), np.int16)
-    one, total = np.zeros(1, np.intp), np.ones(1, np.intp)
+    one, total = np.zeros(1, np.int32), np.ones(1, np.int32)
     with pytest.raises(ValueError, match="outside the area"):
         _analysis.tile_shifts(a, a, a, a, a, a, one + 8, one, one, total, [(0, 0)], 8, 0.1, 0.2)
     with pytest.raises(ValueError, match="no total"):

@@ -30,6 +30,13 @@ int vfa_get_pixels(PyObject *obj, Py_buffer *view, pixels_t *im, const char *nam
 int vfa_get_pair(PyObject *a_obj, PyObject *b_obj, Py_buffer *va, Py_buffer *vb, pixels_t *a,
                  pixels_t *b);
 
+/* Rows, columns and tile numbers of pixels are int32: PNG itself bounds a side to 2^31 - 1 px,
+ * and a region of millions of changed pixels lists them in half the memory intp would take. */
+typedef int32_t coord_t;
+
+/* A 1-D int32 array (any stride, or contiguous if asked), or ValueError naming it and -1. */
+int vfa_get_coords(PyObject *obj, Py_buffer *view, int contiguous, const char *name);
+
 /* Whether the area [x, x + w) x [y, y + h) is not empty and lies inside the image viewed by
  * `view`: 0, or ValueError and -1. */
 int vfa_check_area(const Py_buffer *view, Py_ssize_t x, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h);

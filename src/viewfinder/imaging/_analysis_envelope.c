@@ -293,8 +293,8 @@ typedef struct {
  * still open; -1 when out of memory, 0 when a tile is left that no displacement nearly
  * explains, else 1 with *count shifts in out. */
 static int search_tiles(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h,
-                        const Py_ssize_t *ys, const Py_ssize_t *xs, const Py_ssize_t *tiles,
-                        Py_ssize_t n, const Py_ssize_t *totals, Py_ssize_t t,
+                        const coord_t *ys, const coord_t *xs, const coord_t *tiles,
+                        Py_ssize_t n, const coord_t *totals, Py_ssize_t t,
                         const Py_ssize_t *order, Py_ssize_t k, int tolerance, double misses_share,
                         double near_share, shift_t *out, Py_ssize_t *count) {
     Py_ssize_t *active = malloc(sizeof(Py_ssize_t) * (size_t)(n ? n : 1));
@@ -366,16 +366,6 @@ done:
     return status;
 }
 
-static int get_intp(PyObject *obj, Py_buffer *view, const char *name) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    if (view->itemsize != sizeof(Py_ssize_t) || view->ndim != 1) {
-        PyErr_Format(PyExc_ValueError, "%s must be a 1-D contiguous intp array", name);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
-
 PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
     PyObject *objs[6], *ys_obj, *xs_obj, *tiles_obj, *totals_obj, *order_obj;
     int tolerance;
@@ -403,9 +393,9 @@ PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
     PyObject *arrays[4] = {ys_obj, xs_obj, tiles_obj, totals_obj};
     static const char *array_names[4] = {"ys", "xs", "tiles", "totals"};
     for (; held < 4; held++)
-        if (get_intp(arrays[held], views[held], array_names[held]) < 0) goto release;
+        if (vfa_get_coords(arrays[held], views[held], 1, array_names[held]) < 0) goto release;
     const Py_ssize_t n = vy.shape[0], t = vn.shape[0];
-    const Py_ssize_t *ys = vy.buf, *xs = vx.buf, *tiles = vt.buf, *totals = vn.buf;
+    const coord_t *ys = vy.buf, *xs = vx.buf, *tiles = vt.buf, *totals = vn.buf;
     if (vx.shape[0] != n || vt.shape[0] != n) {
         PyErr_SetString(PyExc_ValueError, "ys, xs and tiles must have one length");
         goto release;

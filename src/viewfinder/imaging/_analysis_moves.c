@@ -14,17 +14,6 @@ static inline uint64_t rgb(const uint8_t *p) {
 
 /* ---- matches ------------------------------------------------------------------------------- */
 
-static int get_index(PyObject *obj, Py_buffer *view, const char *name) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_STRIDED_RO | PyBUF_FORMAT) < 0) return -1;
-    if (view->ndim != 1 || view->itemsize != sizeof(Py_ssize_t) || view->strides[0] % 8 != 0 ||
-        !view->format || (view->format[0] != 'l' && view->format[0] != 'q' && view->format[0] != 'n')) {
-        PyErr_Format(PyExc_ValueError, "%s must be a 1-D array of intp", name);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
-
 PyObject *vfa_matches(PyObject *self, PyObject *args) {
     PyObject *here_obj, *there_obj, *ys_obj, *xs_obj, *ok_obj;
     Py_ssize_t dx, dy;
@@ -37,8 +26,8 @@ PyObject *vfa_matches(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     if (vfa_get_pixels(here_obj, &vh, &here, "here") < 0) return NULL;
     if (vfa_get_pixels(there_obj, &vt, &there, "there") < 0) goto fail_h;
-    if (get_index(ys_obj, &vy, "ys") < 0) goto fail_t;
-    if (get_index(xs_obj, &vx, "xs") < 0) goto fail_y;
+    if (vfa_get_coords(ys_obj, &vy, 0, "ys") < 0) goto fail_t;
+    if (vfa_get_coords(xs_obj, &vx, 0, "xs") < 0) goto fail_y;
     if (PyObject_GetBuffer(ok_obj, &vo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_x;
     const Py_ssize_t n = vy.shape[0], w = vt.shape[1], h = vt.shape[0];
     if (vx.shape[0] != n || vo.len != n || vo.itemsize != 1) {
@@ -54,8 +43,8 @@ PyObject *vfa_matches(PyObject *self, PyObject *args) {
     Py_ssize_t matched = 0, same = 0, bad = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        const Py_ssize_t y = *(const Py_ssize_t *)(ys + i * vy.strides[0]);
-        const Py_ssize_t x = *(const Py_ssize_t *)(xs + i * vx.strides[0]);
+        const Py_ssize_t y = *(const coord_t *)(ys + i * vy.strides[0]);
+        const Py_ssize_t x = *(const coord_t *)(xs + i * vx.strides[0]);
         ok[i] = 0;
         if (y < 0 || y >= h || x < 0 || x >= w) {
             bad = 1;
@@ -111,7 +100,7 @@ typedef struct {
 typedef struct {
     const pixels_t *a, *b;
     Py_ssize_t width, height;
-    const Py_ssize_t *ys, *xs;
+    const coord_t *ys, *xs;
     Py_ssize_t n;
 } sample_t;
 
@@ -217,18 +206,16 @@ static Py_ssize_t read_vectors(PyObject *tried, vector_t **out) {
     return k;
 }
 
-/* ys and xs as contiguous intp arrays of one length, every pixel inside the image. */
+/* ys and xs as contiguous int32 arrays of one length, every pixel inside the image. */
 static int get_sample(PyObject *ys_obj, PyObject *xs_obj, Py_buffer *vy, Py_buffer *vx,
                       sample_t *s) {
-    if (get_index(ys_obj, vy, "ys") < 0) return -1;
-    if (get_index(xs_obj, vx, "xs") < 0) {
+    if (vfa_get_coords(ys_obj, vy, 1, "ys") < 0) return -1;
+    if (vfa_get_coords(xs_obj, vx, 1, "xs") < 0) {
         PyBuffer_Release(vy);
         return -1;
     }
     const char *problem = NULL;
     if (vy->shape[0] != vx->shape[0]) problem = "ys and xs must have one length";
-    else if (vy->strides[0] != sizeof(Py_ssize_t) || vx->strides[0] != sizeof(Py_ssize_t))
-        problem = "ys and xs must be contiguous";
     s->ys = vy->buf;
     s->xs = vx->buf;
     s->n = vy->shape[0];

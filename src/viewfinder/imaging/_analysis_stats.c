@@ -65,13 +65,13 @@ PyObject *vfa_pixels(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "mask must be a 2-D bool array with contiguous rows");
         goto done;
     }
-    if (vy.itemsize != sizeof(Py_ssize_t) || vx.itemsize != sizeof(Py_ssize_t) ||
-        vy.len != vx.len) {
-        PyErr_SetString(PyExc_ValueError, "ys and xs must be intp arrays of one length");
+    if (vy.itemsize != sizeof(coord_t) || vx.itemsize != sizeof(coord_t) || vy.len != vx.len) {
+        PyErr_SetString(PyExc_ValueError, "ys and xs must be int32 arrays of one length");
         goto done;
     }
-    const Py_ssize_t h = vm.shape[0], w = vm.shape[1], room = vy.len / (Py_ssize_t)sizeof(Py_ssize_t);
-    Py_ssize_t *ys = vy.buf, *xs = vx.buf, found = 0;
+    const Py_ssize_t h = vm.shape[0], w = vm.shape[1], room = vy.len / (Py_ssize_t)sizeof(coord_t);
+    coord_t *ys = vy.buf, *xs = vx.buf;
+    Py_ssize_t found = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t y = 0; y < h && found <= room; y++) {
         const uint8_t *row = (const uint8_t *)vm.buf + y * vm.strides[0];
@@ -88,8 +88,8 @@ PyObject *vfa_pixels(PyObject *self, PyObject *args) {
             }
             if (!row[x]) continue;
             if (found < room) {
-                ys[found] = y;
-                xs[found] = x;
+                ys[found] = (coord_t)y;
+                xs[found] = (coord_t)x;
             }
             found++;
         }
@@ -113,4 +113,4 @@ fail_m:
 VFA_DOC(vfa_pixels_doc,
         "pixels(mask, ys, xs)\n\n"
         "Write the rows and columns of the set pixels of mask (2-D bool, rows contiguous), in\n"
-        "row order, into ys and xs (intp, as long as the mask has set pixels).");
+        "row order, into ys and xs (int32, as long as the mask has set pixels).");

@@ -68,7 +68,7 @@ def glyphs_redrawn(
     ys, xs = pixels_of(changed)
     columns = changed.shape[1] // tile_size + 1
     tiles = (ys // tile_size) * columns + xs // tile_size
-    totals = np.bincount(tiles)
+    totals = np.bincount(tiles).astype(np.int32)
     counted = np.flatnonzero(totals >= MIN_TILE)
     # Above the scales the allowances were set for, glyphs redrawn leave a few pixels here and
     # there, regions of a tile or two: each must still be explained tile by tile.

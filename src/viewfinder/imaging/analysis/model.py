@@ -26,10 +26,11 @@ def window(box: Box, pad: int, w: int, h: int) -> tuple[int, int, int, int]:
 def pixels_of(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows and columns of a 2-D mask's set pixels, in row order: what np.nonzero answers,
     listed by the _analysis kernel (a region of millions of changed pixels took seconds to
-    turn into rows and columns through numpy's integer division)."""
+    turn into rows and columns through numpy's integer division), as int32, which the kernels
+    take: half the memory of intp, and PNG bounds a side to 2^31 - 1 px."""
     mask = np.ascontiguousarray(mask, bool)
     count = int(np.count_nonzero(mask))
-    ys, xs = np.empty(count, np.intp), np.empty(count, np.intp)
+    ys, xs = np.empty(count, np.int32), np.empty(count, np.int32)
     _analysis.pixels(mask, ys, xs)
     return ys, xs
 
