@@ -625,7 +625,7 @@ def envelope3(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(np.min(near, axis=0)), np.ascontiguousarray(np.max(near, axis=0))
 
 
-@pytest.mark.parametrize("shape", [(17, 23), (1, 5), (6, 1), (1, 1)])
+@pytest.mark.parametrize("shape", [(17, 23), (1, 5), (6, 1), (1, 1), (4, 2), (3, 40)])
 def test_ranges_are_each_pixels_3x3_lowest_and_highest(shape: tuple[int, int]) -> None:
     area = np.random.default_rng(shape[0]).integers(-300, 300, (*shape, 3)).astype(np.int16)
     lo, hi = np.empty_like(area), np.empty_like(area)
