@@ -58,6 +58,7 @@ static void blur_row_x(const uint8_t *row, Py_ssize_t w, int c, uint8_t *padded,
 
 /* blur_row_x for (r, g, b) rows, read in place: only the two pixels at each end need their
  * neighbours repeated. */
+VF_CLONES
 static void blur_row_x3(const uint8_t *restrict row, Py_ssize_t w, uint16_t *restrict to) {
     static const int taps[5] = {1, 2, 3, 2, 1};
     for (Py_ssize_t x = 0; x < w; x++) {
@@ -87,6 +88,7 @@ static rows_t blur_rows(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ss
 }
 
 /* The next row of the area, blurred, into o (w (r, g, b) floats). */
+VF_CLONES
 static void blur_next(rows_t *rows, float *restrict o) {
     const int c = rows->src->channels;
     const Py_ssize_t w = rows->w, h = rows->h, n = w * c, r = rows->next++;

@@ -1,4 +1,4 @@
-/* Buffer checks both C extensions share. */
+/* Buffer checks both C extensions share, and how their vector loops are built. */
 #ifndef VIEWFINDER_BUFFERS_H
 #define VIEWFINDER_BUFFERS_H
 
@@ -19,5 +19,15 @@ static inline int get_uint8_image(PyObject *obj, Py_buffer *view, const char *na
     }
     return 0;
 }
+
+/* Loops that the compiler vectorizes well only with SSSE3's byte shuffles or wider (three-byte
+ * RGB pixels) are built twice, for AVX2 and for the x86-64 baseline, and the loader picks one for
+ * this CPU. Elsewhere (no ifunc) they are built once. Only loops whose every result is exact
+ * (integers, or one rounding per value) qualify: both builds must give the same numbers. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
+#define VF_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VF_CLONES
+#endif
 
 #endif

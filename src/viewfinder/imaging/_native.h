@@ -36,15 +36,6 @@ enum {
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* Loops that the compiler vectorizes well only with SSSE3's byte shuffles or wider (three-byte
- * RGB pixels) are built twice, for AVX2 and for the x86-64 baseline, and the loader picks one for
- * this CPU. Elsewhere (no ifunc) they are built once. */
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
-#define VF_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define VF_CLONES
-#endif
-
 typedef struct {
     const uint8_t *data;
     Py_ssize_t stride; /* bytes from one row to the next */
