@@ -94,6 +94,8 @@ def analyze(
         for x, y, w, h, n, i in skipped
     ]
     known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
+    # Each region's translations worth trying, kept for its second look below.
+    shared: dict[Box, Translations] = {}
     plain: list[tuple[int, int, int]] = []  # (place in changes, region, moves known then)
     areas = [(x, y, w, h) for x, y, w, h, _, _ in examined]
     number = 0
@@ -110,7 +112,9 @@ def analyze(
         if stop == len(examined):
             break
         x, y, w, h, count, index = examined[stop]
-        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach, tested=True)
+        found = examine(
+            a, b, labels, (x, y, w, h), count, tuple(known), reach, tested=True, shared=shared
+        )
         known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
         if len(found) == 1 and _plain(found[0]):
             plain.append((len(changes), stop, len(known)))
@@ -126,7 +130,7 @@ def analyze(
         if seen == len(known):
             continue
         x, y, w, h, count, index = examined[number]
-        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach)
+        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach, shared=shared)
         if not (len(found) == 1 and _plain(found[0])):
             changes[at : at + 1] = [replace(c, region=index) for c in found]
     if len(changes) == 1 and changes[0].kind == "noise":
@@ -145,9 +149,11 @@ def examine(
     candidates: Translations | None = None,
     *,
     tested: bool = False,
+    shared: dict[Box, Translations] | None = None,
 ) -> list[Change]:
     """The changes one region holds, relabelling the diff image's moved and noise pixels
-    (``tested``: the noise test already found it is not noise)."""
+    (``tested``: the noise test already found it is not noise). ``shared`` keeps each region's
+    Translations by box, for a region examined again."""
     x, y, w, h = box
     view = labels[y : y + h, x : x + w]
     changed = (view == _native.LABEL_CHANGED) | (view == _native.LABEL_DARKER)
@@ -179,8 +185,12 @@ def examine(
         return [Change(x, y, w, h, "color", count)]
     if candidates is None:
         # Computed when first needed, and shared with the region's parts (their windows lie
-        # within the region's).
-        candidates = Translations(a, b, box, reach)
+        # within the region's) and with its second look: they depend on the images alone.
+        candidates = shared.get(box) if shared is not None else None
+        if candidates is None:
+            candidates = Translations(a, b, box, reach)
+            if shared is not None:
+                shared[box] = candidates
     move = None
     if count >= reach.area(MOVE_MIN_PIXELS):
         move = find_move(a, b, changed, box, reach, known, candidates)
