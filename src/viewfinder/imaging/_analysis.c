@@ -52,14 +52,13 @@ int vfa_get_pair(PyObject *a_obj, PyObject *b_obj, Py_buffer *va, Py_buffer *vb,
     return 0;
 }
 
-int vfa_get_coords(PyObject *obj, Py_buffer *view, int contiguous, const char *name) {
-    const int flags = (contiguous ? PyBUF_C_CONTIGUOUS : PyBUF_STRIDED_RO) | PyBUF_FORMAT;
-    if (PyObject_GetBuffer(obj, view, flags) < 0) return -1;
+int vfa_get_coords(PyObject *obj, Py_buffer *view, int flags, const char *name) {
+    if (PyObject_GetBuffer(obj, view, flags | PyBUF_FORMAT) < 0) return -1;
     const char *format = view->format ? view->format : "B";
     if (view->ndim != 1 || view->itemsize != sizeof(coord_t) || view->strides[0] % 4 != 0 ||
         (format[0] != 'i' && format[0] != 'l')) {
         PyErr_Format(PyExc_ValueError, "%s must be a 1-D%s int32 array", name,
-                     contiguous ? " contiguous" : "");
+                     (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS ? " contiguous" : "");
         PyBuffer_Release(view);
         return -1;
     }

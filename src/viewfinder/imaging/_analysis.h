@@ -34,8 +34,9 @@ int vfa_get_pair(PyObject *a_obj, PyObject *b_obj, Py_buffer *va, Py_buffer *vb,
  * and a region of millions of changed pixels lists them in half the memory intp would take. */
 typedef int32_t coord_t;
 
-/* A 1-D int32 array (any stride, or contiguous if asked), or ValueError naming it and -1. */
-int vfa_get_coords(PyObject *obj, Py_buffer *view, int contiguous, const char *name);
+/* A 1-D int32 array got with the buffer flags given (PyBUF_STRIDED_RO, PyBUF_C_CONTIGUOUS, with
+ * PyBUF_WRITABLE if it is written), or ValueError naming it and -1. */
+int vfa_get_coords(PyObject *obj, Py_buffer *view, int flags, const char *name);
 
 /* Whether the area [x, x + w) x [y, y + h) is not empty and lies inside the image viewed by
  * `view`: 0, or ValueError and -1. */

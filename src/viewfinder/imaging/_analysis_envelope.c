@@ -402,7 +402,8 @@ PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
     PyObject *arrays[4] = {ys_obj, xs_obj, tiles_obj, totals_obj};
     static const char *array_names[4] = {"ys", "xs", "tiles", "totals"};
     for (; held < 4; held++)
-        if (vfa_get_coords(arrays[held], views[held], 1, array_names[held]) < 0) goto release;
+        if (vfa_get_coords(arrays[held], views[held], PyBUF_C_CONTIGUOUS, array_names[held]) < 0)
+            goto release;
     const Py_ssize_t n = vy.shape[0], t = vn.shape[0];
     const coord_t *ys = vy.buf, *xs = vx.buf, *tiles = vt.buf, *totals = vn.buf;
     if (vx.shape[0] != n || vt.shape[0] != n) {

@@ -26,8 +26,8 @@ PyObject *vfa_matches(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     if (vfa_get_pixels(here_obj, &vh, &here, "here") < 0) return NULL;
     if (vfa_get_pixels(there_obj, &vt, &there, "there") < 0) goto fail_h;
-    if (vfa_get_coords(ys_obj, &vy, 0, "ys") < 0) goto fail_t;
-    if (vfa_get_coords(xs_obj, &vx, 0, "xs") < 0) goto fail_y;
+    if (vfa_get_coords(ys_obj, &vy, PyBUF_STRIDED_RO, "ys") < 0) goto fail_t;
+    if (vfa_get_coords(xs_obj, &vx, PyBUF_STRIDED_RO, "xs") < 0) goto fail_y;
     if (PyObject_GetBuffer(ok_obj, &vo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_x;
     const Py_ssize_t n = vy.shape[0], w = vt.shape[1], h = vt.shape[0];
     if (vx.shape[0] != n || vo.len != n || vo.itemsize != 1) {
@@ -209,8 +209,8 @@ static Py_ssize_t read_vectors(PyObject *tried, vector_t **out) {
 /* ys and xs as contiguous int32 arrays of one length, every pixel inside the image. */
 static int get_sample(PyObject *ys_obj, PyObject *xs_obj, Py_buffer *vy, Py_buffer *vx,
                       sample_t *s) {
-    if (vfa_get_coords(ys_obj, vy, 1, "ys") < 0) return -1;
-    if (vfa_get_coords(xs_obj, vx, 1, "xs") < 0) {
+    if (vfa_get_coords(ys_obj, vy, PyBUF_C_CONTIGUOUS, "ys") < 0) return -1;
+    if (vfa_get_coords(xs_obj, vx, PyBUF_C_CONTIGUOUS, "xs") < 0) {
         PyBuffer_Release(vy);
         return -1;
     }

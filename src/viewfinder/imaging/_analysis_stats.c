@@ -59,14 +59,15 @@ PyObject *vfa_pixels(PyObject *self, PyObject *args) {
     Py_buffer vm, vy, vx;
     if (PyObject_GetBuffer(mask_obj, &vm, PyBUF_STRIDED_RO) < 0) return NULL;
     PyObject *result = NULL;
-    if (PyObject_GetBuffer(ys_obj, &vy, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_m;
-    if (PyObject_GetBuffer(xs_obj, &vx, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto fail_y;
+    const int writable = PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS;
+    if (vfa_get_coords(ys_obj, &vy, writable, "ys") < 0) goto fail_m;
+    if (vfa_get_coords(xs_obj, &vx, writable, "xs") < 0) goto fail_y;
     if (vm.ndim != 2 || vm.itemsize != 1 || vm.strides[1] != 1 || vm.strides[0] < 0) {
         PyErr_SetString(PyExc_ValueError, "mask must be a 2-D bool array with contiguous rows");
         goto done;
     }
-    if (vy.itemsize != sizeof(coord_t) || vx.itemsize != sizeof(coord_t) || vy.len != vx.len) {
-        PyErr_SetString(PyExc_ValueError, "ys and xs must be int32 arrays of one length");
+    if (vy.len != vx.len) {
+        PyErr_SetString(PyExc_ValueError, "ys and xs must have one length");
         goto done;
     }
     const Py_ssize_t h = vm.shape[0], w = vm.shape[1], room = vy.len / (Py_ssize_t)sizeof(coord_t);

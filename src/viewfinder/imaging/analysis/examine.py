@@ -149,7 +149,7 @@ def examine(
     candidates: Translations | None = None,
     *,
     tested: bool = False,
-    shared: dict[Box, Translations] | None = None,
+    shared: dict[Box, Translations],
 ) -> list[Change]:
     """The changes one region holds, relabelling the diff image's moved and noise pixels
     (``tested``: the noise test already found it is not noise). ``shared`` keeps each region's
@@ -186,11 +186,9 @@ def examine(
     if candidates is None:
         # Computed when first needed, and shared with the region's parts (their windows lie
         # within the region's) and with its second look: they depend on the images alone.
-        candidates = shared.get(box) if shared is not None else None
+        candidates = shared.get(box)
         if candidates is None:
-            candidates = Translations(a, b, box, reach)
-            if shared is not None:
-                shared[box] = candidates
+            candidates = shared[box] = Translations(a, b, box, reach)
     move = None
     if count >= reach.area(MOVE_MIN_PIXELS):
         move = find_move(a, b, changed, box, reach, known, candidates)
@@ -260,6 +258,7 @@ def examine(
                 known,
                 reach,
                 candidates,
+                shared=shared,
             )
         ]
         if any(c.kind != "content" or c.signal is not None for c in parts):
