@@ -53,6 +53,28 @@ def test_runs_of_paeth_rows_decode_in_pairs_and_alone(
     assert np.array_equal(decoded, pixels)
 
 
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("width", [6, 17, 40, 101])
+def test_flat_background_in_paeth_rows_decodes_around_every_mark(
+    rng: np.random.Generator, channels: int, width: int
+) -> None:
+    # Flat spans of Paeth rows are copied 16 bytes at a time: marks just before, inside and
+    # just after a chunk, spans cut mid-pixel, a background whose colour changes down the page,
+    # and rows busy enough to be undone in pairs.
+    pixels = np.empty((30, width, channels), np.uint8)
+    pixels[:] = (200, 210, 220, 255)[:channels]
+    pixels[12:] = (20, 20, 20, 255)[:channels]
+    for y, x in [(1, 0), (2, width - 1), (3, 5), (4, min(16, width - 1)), (5, width // 2)]:
+        pixels[y, x] = (0, 120, 255, 128)[:channels]
+    pixels[8, : width // 3] = 7  # a step in the row above the next rows' flat spans
+    pixels[20:23] = random_image(rng, 3, width, channels)  # busy rows
+    pixels[25, 2::5] = 99
+    decoded = decode(make_png(pixels, filters=[4]))
+    assert np.array_equal(decoded, pixels)
+    decoded = decode(make_png(pixels, filters=[4, 4, 2]))
+    assert np.array_equal(decoded, pixels)
+
+
 def test_image_data_split_over_many_chunks_decodes(rng: np.random.Generator) -> None:
     pixels = random_image(rng, 40, 31, 4)
     assert np.array_equal(decode(make_png(pixels, filters=[4, 1], idat_pieces=50)), pixels)

@@ -54,6 +54,28 @@ ALWAYS_INLINE __m128i paeth_step(__m128i a, __m128i b, __m128i c, __m128i x) {
     return _mm_and_si128(_mm_add_epi16(x, nearest), _mm_set1_epi16(0xff));
 }
 
+/*
+ * Most of a Paeth row of a screenshot is flat background: the filtered bytes are zero and the
+ * pixels to the left, above and above-left are one colour, which Paeth then repeats. Such a
+ * span is found 16 bytes at a time and copied from the row above, instead of going through the
+ * chain of steps. Entered where the pixel to the left equals the one above it, so the span goes
+ * on while the row above repeats itself one pixel on and nothing was filtered in: returns how
+ * many bytes from `src` and `up` on, whole chunks, are such (`up` - bpp must be readable).
+ */
+ALWAYS_INLINE Py_ssize_t flat_span(const uint8_t *restrict src, const uint8_t *restrict up,
+                                   Py_ssize_t n, const int bpp) {
+    const __m128i zero = _mm_setzero_si128();
+    Py_ssize_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        const __m128i s = _mm_loadu_si128((const __m128i *)(src + k));
+        const __m128i u = _mm_loadu_si128((const __m128i *)(up + k));
+        const __m128i left = _mm_loadu_si128((const __m128i *)(up + k - bpp));
+        const __m128i same = _mm_and_si128(_mm_cmpeq_epi8(s, zero), _mm_cmpeq_epi8(u, left));
+        if (_mm_movemask_epi8(same) != 0xffff) break;
+    }
+    return k;
+}
+
 ALWAYS_INLINE void paeth_row(uint8_t *restrict dst, const uint8_t *restrict src,
                              const uint8_t *restrict up, Py_ssize_t n, const int bpp) {
     __m128i a = _mm_setzero_si128(), c = _mm_setzero_si128();
@@ -62,6 +84,13 @@ ALWAYS_INLINE void paeth_row(uint8_t *restrict dst, const uint8_t *restrict src,
         a = paeth_step(a, b, c, x);
         store_px(dst + i, a, bpp);
         c = b;
+        const Py_ssize_t next = i + bpp;
+        if (next + 16 <= n && _mm_movemask_epi8(_mm_cmpeq_epi16(a, b)) == 0xffff) {
+            const Py_ssize_t k = flat_span(src + next, up + next, n - next, bpp);
+            /* Bytes of a pixel cut by the span's end are written here and again by its step. */
+            memcpy(dst + next, up + next, (size_t)k);
+            i += k / bpp * bpp; /* a and c stay the colour */
+        }
     }
 }
 
@@ -139,6 +168,20 @@ ALWAYS_INLINE int unfilter_row(uint8_t *restrict dst, const uint8_t *restrict sr
     }
 }
 
+#ifdef __SSE2__
+/* Whether under half a filtered row's 16-byte chunks are all zero: a row with little flat
+ * background, whose Paeth steps gain more from running beside the next row's than from
+ * skipping spans (flat_span). */
+ALWAYS_INLINE int busy_row(const uint8_t *src, Py_ssize_t n) {
+    Py_ssize_t zero = 0, chunks = n / 16;
+    for (Py_ssize_t k = 0; k < chunks; k++) {
+        const __m128i s = _mm_loadu_si128((const __m128i *)(src + 16 * k));
+        zero += _mm_movemask_epi8(_mm_cmpeq_epi8(s, _mm_setzero_si128())) == 0xffff;
+    }
+    return 2 * zero < chunks;
+}
+#endif
+
 VF_CLONES
 static Py_ssize_t unfilter_rows(const uint8_t *raw, uint8_t *out, const uint8_t *zeros,
                                 Py_ssize_t first, Py_ssize_t nrows, Py_ssize_t rowbytes, int bpp) {
@@ -150,7 +193,7 @@ static Py_ssize_t unfilter_rows(const uint8_t *raw, uint8_t *out, const uint8_t 
 #ifdef __SSE2__
         const uint8_t *next = src + rowbytes + 1;
         if (src[0] == 4 && r + 1 < nrows && next[0] == 4 && (bpp == 3 || bpp == 4) &&
-            rowbytes >= 2 * bpp) {
+            rowbytes >= 2 * bpp && busy_row(src + 1, rowbytes)) {
             if (bpp == 3)
                 paeth_rows2(dst, src + 1, up, dst + rowbytes, next + 1, rowbytes, 3);
             else
