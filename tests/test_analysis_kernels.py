@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -745,14 +747,29 @@ def palette_pair(seed: int, channels: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-@pytest.mark.parametrize("channels", [3, 4])
-@pytest.mark.parametrize("seed", range(4))
-def test_recoloured_counts_the_pixels_that_went_where_their_colour_went(
-    seed: int, channels: int
-) -> None:
-    a, b = palette_pair(seed, channels)
-    x, y, w, h = 5, 3, 37, 29
-    mask = np.random.default_rng(seed + 10).random((h, w)) < 0.3
+def filled_pair(seed: int, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of fills (runs of 1 to 60 px of one colour, two of the colours a level apart: one
+    colour key), each run of b one of two colours, so that where a colour went is a close
+    vote of long runs; spots of another colour inside the fills."""
+    rng = np.random.default_rng(seed)
+    colours = rng.integers(0, 256, (6, channels), dtype=np.uint8)
+    colours[1] = colours[0] ^ 1  # the same key, another colour
+    a = np.empty((40, 90, channels), np.uint8)
+    b = np.empty_like(a)
+    for y in range(40):
+        x = 0
+        while x < 90:
+            run = int(rng.integers(1, 61))
+            a[y, x : x + run] = colours[rng.integers(0, 4)]
+            b[y, x : x + run] = colours[rng.integers(2, 4)]
+            x += run
+    b[rng.random((40, 90)) < 0.02] = colours[5]
+    return a, b
+
+
+def went_along(a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int) -> int:
+    """How many masked pixels went where the commonest pixel of their colour went."""
+    h, w = mask.shape
     before, after = keys15(a[y : y + h, x : x + w]).ravel(), keys15(b[y : y + h, x : x + w]).ravel()
     # Where each base colour went: its commonest candidate colour, the higher one on a tie.
     target = {}
@@ -760,8 +777,38 @@ def test_recoloured_counts_the_pixels_that_went_where_their_colour_went(
         found, counts = np.unique(after[before == colour], return_counts=True)
         target[int(colour)] = int(found[counts == counts.max()].max())
     flags = mask.ravel()
-    hits = sum(target[int(c)] == int(d) for c, d in zip(before[flags], after[flags], strict=True))
-    assert _analysis.recoloured(a, b, mask, x, y) == (hits, int(flags.sum()))
+    return sum(target[int(c)] == int(d) for c, d in zip(before[flags], after[flags], strict=True))
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("make", [palette_pair, filled_pair])
+def test_recoloured_counts_the_pixels_that_went_where_their_colour_went(
+    seed: int, channels: int, make: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+) -> None:
+    a, b = make(seed, channels)
+    x, y, w, h = 5, 3, 37, 29
+    mask = np.random.default_rng(seed + 10).random((h, w)) < (0.3 if seed % 2 else 0.95)
+    hits = went_along(a, b, mask, x, y)
+    assert _analysis.recoloured(a, b, mask, x, y) == (hits, int(mask.sum()))
+
+
+@pytest.mark.parametrize("scattered", [59, 61])
+def test_recoloured_counts_a_fill_along_a_row_pixel_for_pixel(scattered: int) -> None:
+    # One colour went to q along a fill of 60 px, and to r at pixels apart from each other: the
+    # larger count wins, and a fill miscounted by one pixel would tie them, which the other
+    # colour (the higher key) would win.
+    p, q, r, other = [0, 0, 0], [0, 0, 80], [0, 0, 160], [200, 200, 200]
+    if scattered > 60:
+        q, r = r, q
+    a = np.full((3, 130, 3), other, np.uint8)
+    b = a.copy()
+    a[0, 10:70], b[0, 10:70] = p, q
+    a[1, : 2 * scattered : 2], b[1, : 2 * scattered : 2] = p, r
+    mask = np.ones((3, 130), bool)
+    hits = went_along(a, b, mask, 0, 0)
+    assert hits == max(60, scattered) + 390 - 60 - scattered
+    assert _analysis.recoloured(a, b, mask, 0, 0) == (hits, 390)
 
 
 @pytest.mark.parametrize("samples", [1, 7, 2048])

@@ -131,8 +131,36 @@ static int run_end(tally_t *t, run_t *run) {
     return status;
 }
 
+/* Whether the pixel at p (c bytes) equals the one before it. */
+static inline int repeats_left(const uint8_t *p, int c) {
+    return p[0] == p[-c] && p[1] == p[1 - c] && p[2] == p[2 - c] && (c == 3 || p[3] == p[3 - c]);
+}
+
+/* How many of the n pixels from p on repeat the pixel before p, found 16 bytes at a time (so
+ * it may stop a few short of the run's end): the rest of a fill along a row, in one step. */
+static inline Py_ssize_t fill_ahead(const uint8_t *p, int c, Py_ssize_t n) {
+    Py_ssize_t k = 0;
+    const Py_ssize_t bytes = n * c;
+    while (k + 16 <= bytes && memcmp(p + k, p + k - c, 16) == 0) k += 16;
+    return k / c;
+}
+
+/* ... in both rows of a pair: the pixels whose (a, b) colour pair is the one before them. */
+static inline Py_ssize_t pair_fill_ahead(const uint8_t *ra, int ca, const uint8_t *rb, int cb,
+                                         Py_ssize_t n) {
+    const Py_ssize_t span = fill_ahead(ra, ca, n);
+    return span ? fill_ahead(rb, cb, span) : 0;
+}
+
+static inline Py_ssize_t nonzero(const uint8_t *m, Py_ssize_t n) {
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; i < n; i++) count += m[i] != 0;
+    return count;
+}
+
 /* Of the masked pixels, how many show in b the colour that most pixels of their a colour show
- * across the whole area (ties to the higher colour key). -1 when out of memory. */
+ * across the whole area (ties to the higher colour key). -1 when out of memory. A pixel whose
+ * colours in a and b both repeat the pixel to its left starts a fill, counted in one step. */
 static Py_ssize_t went_along(const placed_t *p, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t *total) {
     const Py_ssize_t w = p->vm.shape[1], h = p->vm.shape[0];
     const int ca = p->a.channels, cb = p->b.channels;
@@ -149,8 +177,16 @@ static Py_ssize_t went_along(const placed_t *p, Py_ssize_t x0, Py_ssize_t y0, Py
         const uint8_t *ra = p->a.data + (y0 + y) * p->a.stride + x0 * ca;
         const uint8_t *rb = p->b.data + (y0 + y) * p->b.stride + x0 * cb;
         run_t run = {0, 0};
-        for (Py_ssize_t x = 0; x < w && ok; x++)
+        for (Py_ssize_t x = 0; x < w && ok; x++) {
             ok = run_add(&pairs, &run, key15(ra + x * ca) << 15 | key15(rb + x * cb)) == 0;
+            if (x > 0 && x + 1 < w && repeats_left(ra + x * ca, ca) &&
+                repeats_left(rb + x * cb, cb)) {
+                const Py_ssize_t span =
+                    pair_fill_ahead(ra + (x + 1) * ca, ca, rb + (x + 1) * cb, cb, w - x - 1);
+                run.times += (uint32_t)span;
+                x += span;
+            }
+        }
         ok = ok && run_end(&pairs, &run) == 0;
     }
     Py_ssize_t hits = -1, seen = 0;
@@ -174,8 +210,18 @@ static Py_ssize_t went_along(const placed_t *p, Py_ssize_t x0, Py_ssize_t y0, Py
             const uint8_t *rb = p->b.data + (y0 + y) * p->b.stride + x0 * cb;
             for (Py_ssize_t x = 0; x < w; x++) {
                 if (!m[x]) continue;
+                const int hit = target[key15(ra + x * ca)] == (int32_t)key15(rb + x * cb);
                 seen++;
-                hits += target[key15(ra + x * ca)] == (int32_t)key15(rb + x * cb);
+                hits += hit;
+                if (x > 0 && x + 1 < w && repeats_left(ra + x * ca, ca) &&
+                    repeats_left(rb + x * cb, cb)) {
+                    const Py_ssize_t span =
+                        pair_fill_ahead(ra + (x + 1) * ca, ca, rb + (x + 1) * cb, cb, w - x - 1);
+                    const Py_ssize_t masked = nonzero(m + x + 1, span);
+                    seen += masked;
+                    hits += hit * masked;
+                    x += span;
+                }
             }
         }
     }
