@@ -826,11 +826,20 @@ def test_one_fill_counts_the_commonest_pair_of_every_kth_masked_pixel(samples: i
     assert _analysis.one_fill(a, b, empty, x, y, samples) == (0, 0)
 
 
+def with_alpha(pixels: np.ndarray) -> np.ndarray:
+    return np.dstack([pixels, np.full(pixels.shape[:2], 255, np.uint8)])
+
+
+# Each layout has its own loop: RGB, RGBA, and images of either.
+@pytest.mark.parametrize("channels", [(3, 3), (4, 4), (3, 4)])
 @pytest.mark.parametrize(("x0", "y0", "x1", "y1"), [(0, 0, 50, 40), (3, 4, 21, 9), (2, 2, 3, 30)])
-def test_edges_count_the_gradient_numpy_computes(x0: int, y0: int, x1: int, y1: int) -> None:
+def test_edges_count_the_gradient_numpy_computes(
+    x0: int, y0: int, x1: int, y1: int, channels: tuple[int, int]
+) -> None:
     rng = np.random.default_rng(x1)
     a = (rng.integers(0, 3, (40, 50, 3)) * 100).astype(np.uint8)
     b = np.clip(a.astype(int) + rng.integers(-30, 30, a.shape), 0, 255).astype(np.uint8)
+    a, b = (with_alpha(p) if c == 4 else p for p, c in zip((a, b), channels, strict=True))
 
     def squared(pixels: np.ndarray) -> np.ndarray:
         luma = pixels[y0:y1, x0:x1, :3].astype(np.float64) @ np.array([0.299, 0.587, 0.114])

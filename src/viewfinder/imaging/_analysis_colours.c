@@ -334,9 +334,9 @@ VFA_DOC(vfa_one_fill_doc,
 
 /* ---- edges ----------------------------------------------------------------------------------- */
 
-/* Row y of the area's luma, one float a pixel. */
-static void luma_row(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y, Py_ssize_t w, float *out) {
-    const int c = src->channels;
+/* Row y of the area's luma, one float a pixel; c is a constant 3 or 4 where this is inlined. */
+ALWAYS_INLINE void luma_row(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y, Py_ssize_t w,
+                            const int c, float *out) {
     const uint8_t *row = src->data + y * src->stride + x0 * c;
     for (Py_ssize_t x = 0; x < w; x++) {
         const uint8_t *p = row + x * c;
@@ -347,8 +347,8 @@ static void luma_row(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y, Py_ssize_
 /* The squared luma gradient of a row into g, from the rows above and below it (the row itself
  * at the area's edges, with scale 1): central differences inside, one-sided at the area's
  * edges (numpy.gradient's first order edges). */
-static void gradient_row(const float *up, const float *row, const float *down, float scale,
-                         Py_ssize_t w, float *g) {
+ALWAYS_INLINE void gradient_row(const float *up, const float *row, const float *down, float scale,
+                            Py_ssize_t w, float *g) {
     for (Py_ssize_t x = 0; x < w; x++) {
         const float gy = (down[x] - up[x]) * scale;
         g[x] = gy * gy;
@@ -364,10 +364,52 @@ static void gradient_row(const float *up, const float *row, const float *down, f
 
 /* The gradient of row y of an area h rows tall whose luma rows are kept in a ring of three
  * (row r at ring + (r % 3) * w, rows up to y + 1 filled). */
-static void ring_gradient(const float *ring, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h, float *g) {
+ALWAYS_INLINE void ring_gradient(const float *ring, Py_ssize_t y, Py_ssize_t w, Py_ssize_t h,
+                                 float *g) {
     const Py_ssize_t above = y > 0 ? y - 1 : 0, below = y < h - 1 ? y + 1 : y;
     gradient_row(ring + (above % 3) * w, ring + (y % 3) * w, ring + (below % 3) * w,
                  (y > 0 && y < h - 1) ? 0.5f : 1.0f, w, g);
+}
+
+/* The edge counts of vfa_edges() over a w x h area at (x0, y0), images of ca and cb channels
+ * (constants where inlined), in rings of three luma rows la, lb and gradient rows ga, gb. */
+ALWAYS_INLINE void count_edges_of(const pixels_t *a, const pixels_t *b, Py_ssize_t x0,
+                                  Py_ssize_t y0, Py_ssize_t w, Py_ssize_t h, float s, float f,
+                                  float *la, float *lb, float *ga, float *gb, Py_ssize_t *counts,
+                                  const int ca, const int cb) {
+    luma_row(a, x0, y0, w, ca, la);
+    luma_row(b, x0, y0, w, cb, lb);
+    for (Py_ssize_t y = 0; y < h; y++) {
+        if (y + 1 < h) {
+            luma_row(a, x0, y0 + y + 1, w, ca, la + ((y + 1) % 3) * w);
+            luma_row(b, x0, y0 + y + 1, w, cb, lb + ((y + 1) % 3) * w);
+        }
+        ring_gradient(la, y, w, h, ga);
+        ring_gradient(lb, y, w, h, gb);
+        for (Py_ssize_t x = 0; x < w; x++) {
+            const int strong_a = ga[x] > s, strong_b = gb[x] > s;
+            counts[0] += strong_a;
+            counts[1] += strong_b;
+            counts[2] += strong_b & (ga[x] > f);
+            counts[3] += strong_a & (gb[x] > f);
+        }
+    }
+}
+
+/* Every value is one product or sum of floats, rounded once: both builds agree (VF_CLONES).
+ * With AVX2 a constant channel count lets the luma rows load three-byte pixels with byte
+ * shuffles (twice as fast); without, the loop it gives is slower than the general one. */
+VF_CLONES
+static void count_edges(const pixels_t *a, const pixels_t *b, Py_ssize_t x0, Py_ssize_t y0,
+                        Py_ssize_t w, Py_ssize_t h, float s, float f, float *la, float *lb,
+                        float *ga, float *gb, Py_ssize_t *counts) {
+    const int ca = a->channels, cb = b->channels;
+    if (ca == 3 && cb == 3 && vf_has_avx2())
+        count_edges_of(a, b, x0, y0, w, h, s, f, la, lb, ga, gb, counts, 3, 3);
+    else if (ca == 4 && cb == 4 && vf_has_avx2())
+        count_edges_of(a, b, x0, y0, w, h, s, f, la, lb, ga, gb, counts, 4, 4);
+    else
+        count_edges_of(a, b, x0, y0, w, h, s, f, la, lb, ga, gb, counts, ca, cb);
 }
 
 PyObject *vfa_edges(PyObject *self, PyObject *args) {
@@ -401,25 +443,8 @@ PyObject *vfa_edges(PyObject *self, PyObject *args) {
             PyErr_NoMemory();
             goto done;
         }
-        const float s = (float)strong, f = (float)faint;
         Py_BEGIN_ALLOW_THREADS
-        luma_row(&a, x0, y0, w, la);
-        luma_row(&b, x0, y0, w, lb);
-        for (Py_ssize_t y = 0; y < h; y++) {
-            if (y + 1 < h) {
-                luma_row(&a, x0, y0 + y + 1, w, la + ((y + 1) % 3) * w);
-                luma_row(&b, x0, y0 + y + 1, w, lb + ((y + 1) % 3) * w);
-            }
-            ring_gradient(la, y, w, h, ga);
-            ring_gradient(lb, y, w, h, gb);
-            for (Py_ssize_t x = 0; x < w; x++) {
-                const int strong_a = ga[x] > s, strong_b = gb[x] > s;
-                counts[0] += strong_a;
-                counts[1] += strong_b;
-                counts[2] += strong_b & (ga[x] > f);
-                counts[3] += strong_a & (gb[x] > f);
-            }
-        }
+        count_edges(&a, &b, x0, y0, w, h, (float)strong, (float)faint, la, lb, ga, gb, counts);
         Py_END_ALLOW_THREADS
         free(la);
         free(lb);

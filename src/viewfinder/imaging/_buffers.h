@@ -20,14 +20,20 @@ static inline int get_uint8_image(PyObject *obj, Py_buffer *view, const char *na
     return 0;
 }
 
+/* A helper whose constant arguments (a channel count) specialise the loop it is inlined into. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
 /* Loops that the compiler vectorizes well only with SSSE3's byte shuffles or wider (three-byte
  * RGB pixels) are built twice, for AVX2 and for the x86-64 baseline, and the loader picks one for
  * this CPU. Elsewhere (no ifunc) they are built once. Only loops whose every result is exact
  * (integers, or one rounding per value) qualify: both builds must give the same numbers. */
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
 #define VF_CLONES __attribute__((target_clones("avx2", "default")))
+/* Whether the AVX2 build of such loops runs here, for one whose best form differs by build. */
+static inline int vf_has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 #define VF_CLONES
+static inline int vf_has_avx2(void) { return 0; }
 #endif
 
 #endif

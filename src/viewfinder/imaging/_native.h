@@ -34,8 +34,6 @@ enum {
     PAL_NOISE = 36
 };
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
-
 typedef struct {
     const uint8_t *data;
     Py_ssize_t stride; /* bytes from one row to the next */
