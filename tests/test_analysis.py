@@ -343,3 +343,40 @@ def test_a_pale_card_pushed_down_past_the_bottom_edge_is_part_of_the_move() -> N
     analysis = analysis_of(shot(0), shot(40)).analysis
     assert analysis.summary == "Content inserted at the top; content moved down 40 px."
     assert {c.kind for c in analysis.changes} == {"content", "move"}
+
+
+def glyph_rows(rng: np.random.Generator, width: int, height: int) -> np.ndarray:
+    """Rows of glyph-like strokes on a light or dark page, some cut by the page's edges."""
+    background = int(rng.integers(200, 256)) if rng.random() < 0.7 else int(rng.integers(0, 40))
+    page = np.full((height, width, 3), background, np.uint8)
+    for _ in range(int(rng.integers(1, 5))):
+        y, x, tall = int(rng.integers(-4, height - 4)), int(rng.integers(-6, width // 2)), 12
+        ink = int(np.clip(255 - background + rng.integers(-30, 30), 0, 255))
+        while x < width + 4:
+            wide = int(rng.integers(2, 9))
+            page[max(y, 0) : max(y + tall, 0), max(x, 0) : max(x + wide, 0)] = ink
+            if rng.random() < 0.5:  # an open glyph
+                page[max(y + 2, 0) : max(y + tall - 2, 0), max(x + 1, 0) : max(x + wide - 1, 0)] = (
+                    background
+                )
+            x += wide + int(rng.integers(1, 4))
+    return page
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_text_cut_by_the_edge_and_drawn_a_few_px_off_is_judged(seed: int) -> None:
+    # Text along an edge of the screenshot, drawn again up to 3 px off and a little differently:
+    # the glyph test measures each tile's residual over what both images show of it (a
+    # displacement brings in pixels from beyond the edge, which neither has).
+    rng = np.random.default_rng(seed)
+    width, height = int(rng.integers(40, 200)), int(rng.integers(30, 150))
+    base = glyph_rows(rng, width, height)
+    dx, dy = int(rng.integers(-3, 4)), int(rng.integers(-3, 4))
+    moved = np.full_like(base, base[0, 0])
+    kept = base[max(-dy, 0) : height - max(dy, 0), max(-dx, 0) : width - max(dx, 0)]
+    moved[max(dy, 0) : max(dy, 0) + kept.shape[0], max(dx, 0) : max(dx, 0) + kept.shape[1]] = kept
+    spots = (rng.random(moved.shape[:2]) < 0.1)[..., None]
+    moved = np.clip(moved + rng.integers(-15, 15, moved.shape) * spots, 0, 255).astype(np.uint8)
+    for scale in (None, 2, 3):
+        result = compare(png.encode(base), png.encode(moved), scale=scale)
+        assert result.changed == (result.changed_pixels > 0)

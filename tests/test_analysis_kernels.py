@@ -145,6 +145,58 @@ def test_motion_residual_refuses_boxes_outside_their_window() -> None:
         _analysis.motion_residual(a, a, (5, 5, 10, 10), (0, 0, 6, 5), (0, 0, 1, 1), 0.03)
 
 
+def tile_residual(
+    a: np.ndarray, b: np.ndarray, tile: tuple[int, int, int, int, int, int], pad: int
+) -> float:
+    """motion_residual() of a tile's window sliced out of both images, a displaced by d."""
+    height, width = a.shape[:2]
+    x, y, w, h, dx, dy = tile
+    x0, y0 = max(x - pad, dx, 0), max(y - pad, dy, 0)
+    x1 = min(x + w + pad, width + min(dx, 0), width)
+    y1 = min(y + h + pad, height + min(dy, 0), height)
+    wb, wa = b[y0:y1, x0:x1], a[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
+    # The part of the tile inside the window: what a displaced base shows of it.
+    inside = (max(x - x0, 0), max(y - y0, 0), min(x + w, x1) - x0, min(y + h, y1) - y0)
+    if inside[2] <= inside[0] or inside[3] <= inside[1]:
+        return 0.0
+    return _analysis.motion_residual(wa, wb, (0, 0, x1 - x0, y1 - y0), inside, inside, 0.03)[0]
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_tile_residuals_give_the_first_tile_over_its_limit(channels: int) -> None:
+    # Glyph-like ink drawn again a fraction of a pixel off, then displaced by whole pixels:
+    # tiles at the images' corners and edges, displaced every way, windows clipped by both,
+    # and tiles part of which the displacement takes beyond the images' edges.
+    rng = np.random.default_rng(channels)
+    yy, xx = np.mgrid[0:60, 0:70].astype(np.float64)
+    ink = np.tanh(3 * np.sin(xx / 3) * np.cos(yy / 4))
+    a = np.repeat(np.rint(128 + 100 * ink)[..., None], channels, 2).astype(np.uint8)
+    b = np.roll(a, (1, -2), (0, 1))
+    b[rng.random((60, 70)) < 0.03] = 255
+    tiles = [
+        (x, y, w, h, dx, dy)
+        for x, y, w, h in [(0, 0, 16, 16), (50, 40, 20, 20), (20, 8, 32, 30), (2, 44, 9, 16)]
+        for dx, dy in [(0, 0), (-2, 1), (2, -1), (-1, -2)]
+    ]
+    residuals = [tile_residual(a, b, tile, 8) for tile in tiles]
+    assert len(set(residuals)) > 3
+    for limit in sorted(residuals):
+        listed = [(*tile, limit) for tile in tiles]
+        first = next((i for i, r in enumerate(residuals) if r > limit), -1)
+        assert _analysis.tile_residuals(a, b, listed, 8, 0.03) == first
+    assert _analysis.tile_residuals(a, b, [], 8, 0.03) == -1
+
+
+def test_tile_residuals_refuse_bad_tiles() -> None:
+    a = np.zeros((20, 20, 3), np.uint8)
+    with pytest.raises(ValueError, match=r"\(x, y, w, h, dx, dy, limit\)"):
+        _analysis.tile_residuals(a, a, [(0, 0, 4, 4, 0, 0)], 8, 0.03)
+    with pytest.raises(ValueError, match="tile 1 is empty"):
+        _analysis.tile_residuals(a, a, [(4, 4, 4, 4, 0, 0, 1.0), (1, 0, 0, 4, 2, 0, 1.0)], 8, 0.03)
+    with pytest.raises(ValueError, match="channels"):
+        _analysis.tile_residuals(a, np.zeros((20, 20, 4), np.uint8), [], 8, 0.03)
+
+
 RULE = (41.0, 30.0, 0.03, 0.15, 0.8, 64.0, 32.0, 2)
 
 

@@ -17,7 +17,7 @@
  * cross_power() and peaks() are phase correlation's steps around its transforms. All release
  * the GIL.
  * This file holds the module, its method table and the image check; the methods are in
- * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual),
+ * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual, tile_residuals),
  * _analysis_envelope.c (envelope, flips, ranges, tile_shifts), _analysis_edges.c (straight_run),
  * _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried, frame_colour),
  * _analysis_stats.c (spread, pixels), _analysis_colours.c (recoloured, one_fill, edges,
@@ -78,6 +78,7 @@ static PyMethodDef methods[] = {
     {"noise_run", vfa_noise_run, METH_VARARGS, vfa_noise_run_doc},
     {"blur", vfa_blur, METH_VARARGS, vfa_blur_doc},
     {"motion_residual", vfa_motion_residual, METH_VARARGS, vfa_motion_residual_doc},
+    {"tile_residuals", vfa_tile_residuals, METH_VARARGS, vfa_tile_residuals_doc},
     {"envelope", vfa_envelope, METH_VARARGS, vfa_envelope_doc},
     {"flips", vfa_flips, METH_VARARGS, vfa_flips_doc},
     {"tile_shifts", vfa_tile_shifts, METH_VARARGS, vfa_tile_shifts_doc},

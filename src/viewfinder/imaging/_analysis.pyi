@@ -32,6 +32,13 @@ def motion_residual(
     still: float,
     strips_above: int = ...,
 ) -> tuple[float, float, float]: ...
+def tile_residuals(
+    a: np.ndarray,
+    b: np.ndarray,
+    tiles: list[tuple[int, int, int, int, int, int, float]],
+    pad: int,
+    still: float,
+) -> int: ...
 def envelope(
     a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int, skip_edges: bool
 ) -> bool: ...

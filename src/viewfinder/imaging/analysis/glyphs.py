@@ -89,17 +89,14 @@ def glyphs_redrawn(
         # The displacement found, the sub-pixel rest must be smooth motion: the same residual
         # test as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
         # A tile the displacement explains only nearly must be explained closely by it.
+        shifted = []
         for tile, (dx, dy, near) in found.items():
             ty0, tx0 = y + (tile // columns) * tile_size, x + (tile % columns) * tile_size
-            tile_box = (
-                tx0,
-                ty0,
-                min(tile_size, x + box[2] - tx0),
-                min(tile_size, y + box[3] - ty0),
-            )
+            width, height = min(tile_size, x + box[2] - tx0), min(tile_size, y + box[3] - ty0)
             limit = NOISE_STILL if near else TILE_RESIDUAL
-            if _residual(a, b, tile_box, dx, dy, reach.px(PAD)) > limit:
-                return False
+            shifted.append((tx0, ty0, width, height, dx, dy, limit))
+        if _analysis.tile_residuals(a, b, shifted, reach.px(PAD), STILL) >= 0:
+            return False
     return True
 
 
@@ -164,23 +161,6 @@ def _search(
         NEAR_MISSES,
     )
     return None if found is None else {tile: (dx, dy, near) for tile, dx, dy, near in found}
-
-
-def _residual(a: np.ndarray, b: np.ndarray, box: Box, dx: int, dy: int, pad: int) -> float:
-    """The noise test's motion residual of a tile, the base displaced by (dx, dy) first."""
-    height, width = a.shape[:2]
-    x, y, w, h = box
-    # A window around the tile that lies inside both images once displaced.
-    x0 = max(x - pad, dx, 0)
-    y0 = max(y - pad, dy, 0)
-    x1 = min(x + w + pad, width + min(dx, 0), width)
-    y1 = min(y + h + pad, height + min(dy, 0), height)
-    wb, wa = b[y0:y1, x0:x1], a[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
-    inside = (x - x0, y - y0, x - x0 + w, y - y0 + h)
-    residual, _, _ = _analysis.motion_residual(
-        wa, wb, (0, 0, x1 - x0, y1 - y0), inside, inside, STILL
-    )
-    return float(residual)
 
 
 def _envelope(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
