@@ -17,11 +17,11 @@
  * cross_power() and peaks() are phase correlation's steps around its transforms. All release
  * the GIL.
  * This file holds the module, its method table and the image check; the methods are in
- * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual, tile_residuals),
- * _analysis_envelope.c (envelope, flips, ranges, tile_shifts), _analysis_edges.c (straight_run),
- * _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried, frame_colour),
- * _analysis_stats.c (spread, pixels), _analysis_colours.c (recoloured, one_fill, edges,
- * colours) and _analysis_phase.c (grey_pair, cross_power, peaks).
+ * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual,
+ * tile_residuals), _analysis_envelope.c (envelope, flips, ranges, tile_shifts), _analysis_edges.c
+ * (straight_run), _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried,
+ * frame_colour), _analysis_stats.c (spread, pixels), _analysis_colours.c (recoloured, one_fill,
+ * edges, colours) and _analysis_phase.c (grey_pair, cross_power, peaks).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.

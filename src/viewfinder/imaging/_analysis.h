@@ -84,8 +84,8 @@ static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
 /* A method's docstring, defined beside the method for the module table. */
 #define VFA_DOC(name, text) const char name[] = PyDoc_STR(text)
 
-/* The methods: is_noise and noise_run (_analysis_noise.c), blur, motion_residual and
- * tile_residuals (_analysis_motion.c), envelope, flips, ranges and tile_shifts (_analysis_envelope.c),
+/* The methods: is_noise and noise_run (_analysis_noise.c), blur, motion_residual and tile_residuals
+ * (_analysis_motion.c), envelope, flips, ranges and tile_shifts (_analysis_envelope.c),
  * straight_run (_analysis_edges.c), votes (_analysis_votes.c), matches, rank, carried and
  * frame_colour (_analysis_moves.c), spread and pixels (_analysis_stats.c), recoloured, one_fill,
  * edges and colours (_analysis_colours.c), grey_pair, cross_power and peaks (_analysis_phase.c). */
@@ -113,11 +113,11 @@ PyObject *vfa_colours(PyObject *self, PyObject *args);
 PyObject *vfa_grey_pair(PyObject *self, PyObject *args);
 PyObject *vfa_cross_power(PyObject *self, PyObject *args);
 PyObject *vfa_peaks(PyObject *self, PyObject *args);
-extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_tile_residuals_doc[], vfa_envelope_doc[], vfa_is_noise_doc[],
-    vfa_noise_run_doc[], vfa_votes_doc[], vfa_matches_doc[], vfa_straight_run_doc[], vfa_rank_doc[],
-    vfa_carried_doc[], vfa_frame_colour_doc[], vfa_flips_doc[], vfa_spread_doc[], vfa_pixels_doc[],
-    vfa_tile_shifts_doc[], vfa_recoloured_doc[], vfa_one_fill_doc[], vfa_edges_doc[],
-    vfa_colours_doc[], vfa_ranges_doc[], vfa_grey_pair_doc[], vfa_cross_power_doc[],
-    vfa_peaks_doc[];
+extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_tile_residuals_doc[],
+    vfa_envelope_doc[], vfa_is_noise_doc[], vfa_noise_run_doc[], vfa_votes_doc[], vfa_matches_doc[],
+    vfa_straight_run_doc[], vfa_rank_doc[], vfa_carried_doc[], vfa_frame_colour_doc[],
+    vfa_flips_doc[], vfa_spread_doc[], vfa_pixels_doc[], vfa_tile_shifts_doc[],
+    vfa_recoloured_doc[], vfa_one_fill_doc[], vfa_edges_doc[], vfa_colours_doc[], vfa_ranges_doc[],
+    vfa_grey_pair_doc[], vfa_cross_power_doc[], vfa_peaks_doc[];
 
 #endif

@@ -314,10 +314,8 @@ PyObject *vfa_one_fill(PyObject *self, PyObject *args) {
     Py_ssize_t best, sampled = 0;
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t count = 0;
-    for (Py_ssize_t r = 0; r < p.vm.shape[0]; r++) {
-        const uint8_t *m = (const uint8_t *)p.vm.buf + r * p.vm.strides[0];
-        for (Py_ssize_t c = 0; c < p.vm.shape[1]; c++) count += m[c] != 0;
-    }
+    for (Py_ssize_t r = 0; r < p.vm.shape[0]; r++)
+        count += nonzero((const uint8_t *)p.vm.buf + r * p.vm.strides[0], p.vm.shape[1]);
     const Py_ssize_t step = count / samples > 1 ? count / samples : 1;
     best = count ? commonest_pair(&p, x, y, step, count, &sampled) : 0;
     Py_END_ALLOW_THREADS

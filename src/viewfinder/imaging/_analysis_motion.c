@@ -174,9 +174,9 @@ done:
 }
 
 VFA_DOC(vfa_blur_doc,
-             "blur(src, x0, y0, out)\n\n"
-             "Write into out (float32, (h, w, 3)) the area of src (uint8, (H, W, 3|4)) at (x0, y0)\n"
-             "blurred by [1 2 3 2 1] / 9 along both axes, the area's edges repeated.");
+        "blur(src, x0, y0, out)\n\n"
+        "Write into out (float32, (h, w, 3)) the area of src (uint8, (H, W, 3|4)) at (x0, y0)\n"
+        "blurred by [1 2 3 2 1] / 9 along both axes, the area's edges repeated.");
 
 /* ---- motion residual ------------------------------------------------------------------------ */
 
@@ -558,7 +558,8 @@ typedef struct {
 
 /* The tiles of a list of (x, y, w, h, dx, dy, limit), or NULL with ValueError. */
 static tile_t *read_tiles(PyObject *list, Py_ssize_t *n) {
-    PyObject *seq = PySequence_Fast(list, "tiles must be a sequence of (x, y, w, h, dx, dy, limit)");
+    PyObject *seq =
+        PySequence_Fast(list, "tiles must be a sequence of (x, y, w, h, dx, dy, limit)");
     if (!seq) return NULL;
     *n = PySequence_Fast_GET_SIZE(seq);
     tile_t *tiles = malloc(sizeof(tile_t) * (size_t)(*n > 0 ? *n : 1));
@@ -610,8 +611,8 @@ PyObject *vfa_tile_residuals(PyObject *self, PyObject *args) {
     if (!(tiles = read_tiles(tiles_obj, &n))) goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (tiles[i].w < 1 || tiles[i].h < 1) {
-            PyErr_Format(PyExc_ValueError, "tile %zd is empty: its width and height must be 1 or more",
-                         i);
+            PyErr_Format(PyExc_ValueError,
+                         "tile %zd is empty: its width and height must be 1 or more", i);
             goto done;
         }
     }

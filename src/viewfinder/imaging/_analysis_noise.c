@@ -121,8 +121,9 @@ PyObject *vfa_noise_run(PyObject *self, PyObject *args) {
     const Py_ssize_t w = va.shape[1], h = va.shape[0];
     if (vl.ndim != 2 || vl.itemsize != 1 || vl.strides[1] != 1 || vl.strides[0] < 0 ||
         vl.shape[0] < h || vl.shape[1] < w) {
-        PyErr_SetString(PyExc_ValueError,
-                        "labels must be a 2-D uint8 array with contiguous rows covering the images");
+        PyErr_SetString(
+            PyExc_ValueError,
+            "labels must be a 2-D uint8 array with contiguous rows covering the images");
         goto done;
     }
     Py_ssize_t n = 0;
