@@ -414,6 +414,31 @@ def test_rank_picks_the_translation_its_definition_does(channels: int, exact: bo
     assert _analysis.rank(a, b, ys, xs, decoys | {(5, -3)}, exact) == expected
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_rank_gives_up_only_translations_that_could_not_win(seed: int) -> None:
+    """Stripes and blocks of two colours: many translations explain the same number of pixels,
+    and whole runs of them tie, so a translation given up too early, or one kept over an
+    earlier tie, changes the pick."""
+    rng = np.random.default_rng(seed)
+    height, width = 90, 130
+    stripes = (rng.integers(0, 2, width) * 200).astype(np.uint8)
+    a = np.repeat(np.broadcast_to(stripes, (height, width))[:, :, None], 3, axis=2).copy()
+    a[rng.integers(0, height, 40), :] ^= 200  # rows that break the vertical symmetry
+    b = np.roll(a, (int(rng.integers(-6, 7)), int(rng.integers(-6, 7))), axis=(0, 1))
+    ys, xs = (v.astype(np.int32) for v in np.nonzero((a != b).any(axis=2)))
+    tried = {(dx, dy) for dx in range(-8, 9) for dy in range(-8, 9)}
+    for sample in (slice(None), slice(None, None, 3), slice(5, 5000)):
+        sy, sx = ys[sample].copy(), xs[sample].copy()
+        for picked in (tried, set(list(sorted(tried))[::5])):
+            assert _analysis.rank(a, b, sy, sx, picked, False) == reference_rank(
+                a, b, sy, sx, picked, False
+            )
+    # Inside one flat block every short translation explains every pixel: the shortest wins.
+    flat = np.full((height, width, 3), 90, np.uint8)
+    ys, xs = (v.ravel().astype(np.int32) for v in np.mgrid[20:70, 20:110])
+    assert _analysis.rank(flat, flat, ys, xs, tried - {(0, 0)}, False) == (-1, 0)
+
+
 def test_rank_refuses_pixels_outside_the_image_and_bad_translations() -> None:
     a = np.zeros((8, 8, 3), np.uint8)
     one = np.zeros(1, np.int32)
