@@ -429,7 +429,7 @@ def test_rank_gives_up_only_translations_that_could_not_win(seed: int) -> None:
     tried = {(dx, dy) for dx in range(-8, 9) for dy in range(-8, 9)}
     for sample in (slice(None), slice(None, None, 3), slice(5, 5000)):
         sy, sx = ys[sample].copy(), xs[sample].copy()
-        for picked in (tried, set(list(sorted(tried))[::5])):
+        for picked in (tried, set(sorted(tried)[::5])):
             assert _analysis.rank(a, b, sy, sx, picked, False) == reference_rank(
                 a, b, sy, sx, picked, False
             )
