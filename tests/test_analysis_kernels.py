@@ -20,7 +20,12 @@ def reference_blur(src: np.ndarray, x0: int, y0: int, w: int, h: int) -> np.ndar
 
 
 @pytest.mark.parametrize("channels", [3, 4])
-@pytest.mark.parametrize(("x0", "y0", "w", "h"), [(0, 0, 37, 23), (5, 3, 20, 11), (0, 0, 1, 1)])
+# Areas 1 to 6 px wide too: each end's two pixels are summed apart from the middle, and an
+# area under 5 px wide has no middle.
+@pytest.mark.parametrize(
+    ("x0", "y0", "w", "h"),
+    [(0, 0, 37, 23), (5, 3, 20, 11), (0, 0, 1, 1)] + [(3, 2, w, 4) for w in range(2, 7)],
+)
 def test_blur_is_the_separable_kernel_with_the_area_edges_repeated(
     channels: int, x0: int, y0: int, w: int, h: int
 ) -> None:
