@@ -11,6 +11,7 @@
 /* A line's hash is a polynomial over its pixels' (r, g, b), mixed at the end; equal lines have
  * equal hashes and a collision only costs a candidate that the exact check then rejects. */
 #define SIG_MUL 0x9E3779B97F4A7C15ull
+#define BYTE_MUL 0x9E3779B1u
 
 static inline uint64_t mix64(uint64_t h) {
     h ^= h >> 33;
@@ -23,9 +24,36 @@ static inline uint64_t rgb(const uint8_t *p) {
     return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16);
 }
 
+/* Asks for the n bytes two rows below row, when there is such a row: an area's row is a few
+ * cache lines a page from the last, which the hardware does not fetch ahead. */
+static inline void ahead(const uint8_t *row, Py_ssize_t stride, size_t n, int there) {
+    if (there)
+        for (size_t i = 0; i < n; i += 64) __builtin_prefetch(row + 2 * stride + i);
+}
+
+/* The n bytes from `data` of rows [y0, y1) (stride apart): each byte position's polynomial
+ * hash down the rows, and whether it holds one value. */
+VF_CLONES
+static void column_bytes(const uint8_t *data, Py_ssize_t stride, Py_ssize_t y0, Py_ssize_t y1,
+                         size_t n, uint32_t *restrict hash, uint8_t *restrict same) {
+    const uint8_t *top = data + y0 * stride;
+    for (size_t j = 0; j < n; j++) {
+        hash[j] = 0;
+        same[j] = 1;
+    }
+    for (Py_ssize_t y = y0; y < y1; y++) {
+        const uint8_t *restrict row = data + y * stride;
+        ahead(row, stride, n, y + 2 < y1);
+        for (size_t j = 0; j < n; j++) {
+            hash[j] = hash[j] * BYTE_MUL + row[j] + 1;
+            same[j] &= row[j] == top[j];
+        }
+    }
+}
+
 /* Hash every row (or column) of the area [x0, x1) x [y0, y1) into hash[], and tell in flat[]
- * which lines are one colour. */
-static void line_hashes(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t x1,
+ * which lines are one colour: 0, or -1 when out of memory. */
+static int line_hashes(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t x1,
                         Py_ssize_t y1, int columns, uint64_t *hash, uint8_t *flat) {
     const int c = src->channels;
     if (!columns && c == 3) {
@@ -35,6 +63,7 @@ static void line_hashes(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ss
         const size_t n = (size_t)(x1 - x0) * 3, words = n / 8;
         for (Py_ssize_t y = y0; y < y1; y++) {
             const uint8_t *row = src->data + y * src->stride + x0 * 3;
+            ahead(row, src->stride, n, y + 2 < y1);
             uint64_t h[4] = {0, 0, 0, 0}, word;
             size_t k = 0;
             for (; k + 4 <= words; k += 4) {
@@ -53,13 +82,14 @@ static void line_hashes(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ss
             hash[y - y0] = mix64(((h[0] * SIG_MUL + h[1]) * SIG_MUL + h[2]) * SIG_MUL + h[3]);
             flat[y - y0] = (uint8_t)(memcmp(row, row + 3, n - 3) == 0);
         }
-        return;
+        return 0;
     }
     if (!columns) {
         /* Four interleaved polynomials a row, over the pixels' (r, g, b) (alpha left out). */
         const Py_ssize_t n = x1 - x0;
         for (Py_ssize_t y = y0; y < y1; y++) {
             const uint8_t *row = src->data + y * src->stride + x0 * c;
+            ahead(row, src->stride, (size_t)(n * c), y + 2 < y1);
             const uint64_t first = rgb(row);
             uint64_t h[4] = {0, 0, 0, 0};
             int same = 1;
@@ -79,24 +109,28 @@ static void line_hashes(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ss
             hash[y - y0] = mix64(((h[0] * SIG_MUL + h[1]) * SIG_MUL + h[2]) * SIG_MUL + h[3]);
             flat[y - y0] = (uint8_t)same;
         }
-        return;
+        return 0;
     }
-    /* Row by row, every column's hash advanced at once: memory is read in order. */
-    const Py_ssize_t lines = x1 - x0;
-    const uint8_t *top = src->data + y0 * src->stride + x0 * c;
-    for (Py_ssize_t i = 0; i < lines; i++) {
-        hash[i] = 0;
-        flat[i] = 1;
+    /* Row by row, every column's hash advanced at once: memory is read in order. Each byte of
+     * a row has a hash of its own, 32 bits a byte, which vectorises (a 64-bit multiply does not
+     * with AVX2); a column's key mixes its (r, g, b) bytes' hashes. */
+    const size_t n = (size_t)(x1 - x0) * (size_t)c;
+    uint32_t *bytes = malloc(sizeof(uint32_t) * n);
+    uint8_t *same = malloc(n);
+    if (!bytes || !same) {
+        free(bytes);
+        free(same);
+        return -1;
     }
-    for (Py_ssize_t y = y0; y < y1; y++) {
-        const uint8_t *row = src->data + y * src->stride + x0 * c;
-        for (Py_ssize_t i = 0; i < lines; i++) {
-            const uint64_t v = rgb(row + i * c);
-            hash[i] = hash[i] * SIG_MUL + v + 1;
-            flat[i] &= (uint8_t)(v == rgb(top + i * c));
-        }
+    column_bytes(src->data + x0 * c, src->stride, y0, y1, n, bytes, same);
+    for (Py_ssize_t i = 0; i < x1 - x0; i++) {
+        const uint32_t *k = bytes + i * c;
+        hash[i] = mix64(((k[0] * SIG_MUL + k[1]) * SIG_MUL + k[2]) * SIG_MUL + 1);
+        flat[i] = same[i * c] & same[i * c + 1] & same[i * c + 2];
     }
-    for (Py_ssize_t i = 0; i < lines; i++) hash[i] = mix64(hash[i]);
+    free(bytes);
+    free(same);
+    return 0;
 }
 
 typedef struct {
@@ -137,16 +171,17 @@ static int count_votes(const pixels_t *a, const pixels_t *b, Py_ssize_t width, P
     Py_ssize_t *seen = malloc(sizeof(Py_ssize_t) * (size_t)span);
     int ok = base_keys && flats && lines && votes && seen;
     best->found = 0;
+    uint64_t *cand_keys = ok ? base_keys + n_base : NULL;
+    uint8_t *base_flat = flats, *cand_flat = ok ? flats + n_base : NULL;
     if (ok) {
-        uint64_t *cand_keys = base_keys + n_base;
-        uint8_t *base_flat = flats, *cand_flat = flats + n_base;
-        if (columns) {
-            line_hashes(a, first, y, last, y + h, 1, base_keys, base_flat);
-            line_hashes(b, lo, y, hi, y + h, 1, cand_keys, cand_flat);
-        } else {
-            line_hashes(a, x, first, x + w, last, 0, base_keys, base_flat);
-            line_hashes(b, x, lo, x + w, hi, 0, cand_keys, cand_flat);
-        }
+        if (columns)
+            ok = line_hashes(a, first, y, last, y + h, 1, base_keys, base_flat) == 0 &&
+                 line_hashes(b, lo, y, hi, y + h, 1, cand_keys, cand_flat) == 0;
+        else
+            ok = line_hashes(a, x, first, x + w, last, 0, base_keys, base_flat) == 0 &&
+                 line_hashes(b, x, lo, x + w, hi, 0, cand_keys, cand_flat) == 0;
+    }
+    if (ok) {
         Py_ssize_t n = 0;
         for (Py_ssize_t i = 0; i < n_base; i++)
             if (!base_flat[i]) lines[n++] = (line_t){base_keys[i], first + i};
