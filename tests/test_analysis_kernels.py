@@ -539,6 +539,9 @@ def test_votes_tell_apart_lines_that_differ_in_one_byte_or_order(channels: int) 
     box = (30, 0, 80, 90)
     assert _analysis.votes(a, b, box, 8, True) == [5]
     assert _analysis.votes(a, b, box, 8, False) == reference_votes(a, b, box, 8, False)
+    # The same lines as rows.
+    at, bt = (np.ascontiguousarray(v.transpose(1, 0, 2)) for v in (a, b))
+    assert _analysis.votes(at, bt, (0, 30, 90, 80), 8, False) == [5]
 
 
 def test_votes_find_the_move_of_a_block_and_refuse_areas_outside_the_image() -> None:

@@ -110,12 +110,7 @@ static void blur_next(rows_t *rows, float *restrict o) {
         const uint8_t *row =
             rows->src->data + (rows->y0 + rows->ready) * rows->src->stride + rows->x0 * c;
         uint16_t *to = buf->ring + (rows->ready % 5) * n;
-        /* A row of a window is a few cache lines a page apart from the last, which the hardware
-         * does not fetch ahead: asked for two rows early, it has arrived when blurred (a sixth
-         * off the noise test). */
-        if (rows->ready + 2 < h)
-            for (Py_ssize_t i = 0; i < n; i += 64)
-                __builtin_prefetch(row + 2 * rows->src->stride + i);
+        fetch_ahead(row, rows->src->stride, (size_t)n, rows->ready + 2 < h);
         if (c == 3) blur_row_x3(row, w, to);
         else blur_row_x(row, w, c, buf->padded, to);
     }

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A line's hash is a polynomial over its pixels' (r, g, b), mixed at the end; equal lines have
- * equal hashes and a collision only costs a candidate that the exact check then rejects. */
+/* A line's key mixes polynomial hashes of its (r, g, b) bytes, 32 bits each; equal lines have
+ * equal keys and a collision only costs a candidate that the exact check then rejects. */
 #define SIG_MUL 0x9E3779B97F4A7C15ull
 #define BYTE_MUL 0x9E3779B1u
 
@@ -18,17 +18,6 @@ static inline uint64_t mix64(uint64_t h) {
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     return h;
-}
-
-static inline uint64_t rgb(const uint8_t *p) {
-    return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16);
-}
-
-/* Asks for the n bytes two rows below row, when there is such a row: an area's row is a few
- * cache lines a page from the last, which the hardware does not fetch ahead. */
-static inline void ahead(const uint8_t *row, Py_ssize_t stride, size_t n, int there) {
-    if (there)
-        for (size_t i = 0; i < n; i += 64) __builtin_prefetch(row + 2 * stride + i);
 }
 
 /* The n bytes from `data` of rows [y0, y1) (stride apart): each byte position's polynomial
@@ -43,7 +32,7 @@ static void column_bytes(const uint8_t *data, Py_ssize_t stride, Py_ssize_t y0, 
     }
     for (Py_ssize_t y = y0; y < y1; y++) {
         const uint8_t *restrict row = data + y * stride;
-        ahead(row, stride, n, y + 2 < y1);
+        fetch_ahead(row, stride, n, y + 2 < y1);
         for (size_t j = 0; j < n; j++) {
             hash[j] = hash[j] * BYTE_MUL + row[j] + 1;
             same[j] &= row[j] == top[j];
@@ -51,63 +40,60 @@ static void column_bytes(const uint8_t *data, Py_ssize_t stride, Py_ssize_t y0, 
     }
 }
 
+/* The key of a row of n bytes taken as 4-byte words under the mask `keep`, 32 bytes at a time
+ * in eight 32-bit polynomials (a loop that vectorises, where one 64-bit chain would wait on
+ * its own multiplies), into *key; returns the bits in which some word differs from `first`. */
+VF_CLONES
+static uint32_t row_key(const uint8_t *restrict row, size_t n, uint32_t keep, uint32_t first,
+                        uint64_t *key) {
+    uint32_t h[8] = {0, 0, 0, 0, 0, 0, 0, 0}, unlike[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 8; k++) {
+            uint32_t word;
+            memcpy(&word, row + i + 4 * k, 4);
+            word &= keep;
+            h[k] = h[k] * BYTE_MUL + word + 1;
+            unlike[k] |= word ^ first;
+        }
+    uint8_t tail[32] = {0};
+    memcpy(tail, row + i, n - i);
+    const size_t words = (n - i + 3) / 4;
+    uint64_t mixed = 0;
+    uint32_t differs = 0;
+    for (int k = 0; k < 8; k++) {
+        uint32_t word;
+        memcpy(&word, tail + 4 * k, 4);
+        word &= keep;
+        h[k] = h[k] * BYTE_MUL + word + 1;
+        if ((size_t)k < words) unlike[k] |= word ^ first;
+        mixed = mixed * SIG_MUL + h[k];
+        differs |= unlike[k];
+    }
+    *key = mix64(mixed);
+    return differs;
+}
+
 /* Hash every row (or column) of the area [x0, x1) x [y0, y1) into hash[], and tell in flat[]
  * which lines are one colour: 0, or -1 when out of memory. */
 static int line_hashes(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t x1,
                         Py_ssize_t y1, int columns, uint64_t *hash, uint8_t *flat) {
     const int c = src->channels;
-    if (!columns && c == 3) {
-        /* A row of (r, g, b) triples is hashed as the run of bytes it is, eight at a time in four
-         * interleaved polynomials (one chain of multiplies would wait on itself); it is one
-         * colour when every byte equals the one three before it. */
-        const size_t n = (size_t)(x1 - x0) * 3, words = n / 8;
-        for (Py_ssize_t y = y0; y < y1; y++) {
-            const uint8_t *row = src->data + y * src->stride + x0 * 3;
-            ahead(row, src->stride, n, y + 2 < y1);
-            uint64_t h[4] = {0, 0, 0, 0}, word;
-            size_t k = 0;
-            for (; k + 4 <= words; k += 4) {
-                for (int lane = 0; lane < 4; lane++) {
-                    memcpy(&word, row + (k + lane) * 8, 8);
-                    h[lane] = h[lane] * SIG_MUL + word + 1;
-                }
-            }
-            for (; k < words; k++) {
-                memcpy(&word, row + k * 8, 8);
-                h[0] = h[0] * SIG_MUL + word + 1;
-            }
-            word = 0;
-            memcpy(&word, row + words * 8, n - words * 8);
-            h[1] = h[1] * SIG_MUL + word + 1;
-            hash[y - y0] = mix64(((h[0] * SIG_MUL + h[1]) * SIG_MUL + h[2]) * SIG_MUL + h[3]);
-            flat[y - y0] = (uint8_t)(memcmp(row, row + 3, n - 3) == 0);
-        }
-        return 0;
-    }
     if (!columns) {
-        /* Four interleaved polynomials a row, over the pixels' (r, g, b) (alpha left out). */
-        const Py_ssize_t n = x1 - x0;
+        /* (r, g, b, a) pixels are read with their alpha masked out. */
+        const uint8_t rgb_bytes[4] = {0xff, 0xff, 0xff, 0};
+        uint32_t keep = 0xffffffffu;
+        if (c == 4) memcpy(&keep, rgb_bytes, 4);
+        const size_t n = (size_t)(x1 - x0) * (size_t)c;
         for (Py_ssize_t y = y0; y < y1; y++) {
             const uint8_t *row = src->data + y * src->stride + x0 * c;
-            ahead(row, src->stride, (size_t)(n * c), y + 2 < y1);
-            const uint64_t first = rgb(row);
-            uint64_t h[4] = {0, 0, 0, 0};
-            int same = 1;
-            Py_ssize_t x = 0;
-            for (; x + 4 <= n; x += 4) {
-                for (int k = 0; k < 4; k++) {
-                    const uint64_t v = rgb(row + (x + k) * c);
-                    h[k] = h[k] * SIG_MUL + v + 1;
-                    same &= v == first;
-                }
-            }
-            for (; x < n; x++) {
-                const uint64_t v = rgb(row + x * c);
-                h[0] = h[0] * SIG_MUL + v + 1;
-                same &= v == first;
-            }
-            hash[y - y0] = mix64(((h[0] * SIG_MUL + h[1]) * SIG_MUL + h[2]) * SIG_MUL + h[3]);
-            flat[y - y0] = (uint8_t)same;
+            fetch_ahead(row, src->stride, n, y + 2 < y1);
+            uint32_t first = 0;
+            if (c == 4) memcpy(&first, row, 4);
+            const uint32_t unlike = row_key(row, n, keep, first & keep, &hash[y - y0]);
+            /* One colour: every byte equal to the one a pixel before it, or every pixel's
+             * (r, g, b) equal to the first's. */
+            flat[y - y0] = (uint8_t)(c == 3 ? memcmp(row, row + 3, n - 3) == 0 : unlike == 0);
         }
         return 0;
     }
