@@ -81,7 +81,9 @@ def _phase_peaks(a: np.ndarray, b: np.ndarray, box: Box, near: int) -> list[tupl
     # numpy transforms it faster than float32 (3.7 against 6.3 ms for a 300x500 correlation).
     grey = np.empty((2, *shape))
     _analysis.grey_pair(a, b, x0, y0, step, grey)
-    spectra = np.fft.rfft2(grey)
+    # rfft2 in its two steps: the same transform to the bit, and 2-3x faster on a stack of two
+    # images of 128 px and more (numpy 2.4: 186 against 490 us for two 128x128 images).
+    spectra = np.fft.fft(np.fft.rfft(grey, axis=2), axis=1)
     cross = np.empty(spectra.shape[1:], spectra.dtype)
     _analysis.cross_power(spectra, cross)
     corr = np.fft.irfft2(cross, s=shape)
