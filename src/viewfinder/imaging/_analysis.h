@@ -77,16 +77,16 @@ int vfa_box_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssiz
                      double still, float *residual, double *motion, float *unmoved);
 
 /* Static in every file that includes it: it must inline into the kernels' loops. */
+static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
 /* Asks for the n bytes two rows below `row` (rows stride apart) when `there` is such a row.
  * A row of an area is a few cache lines a page from the last, which the hardware does not
  * fetch ahead: asked for early, it has arrived when read (a sixth off the noise test). */
 static inline void fetch_ahead(const uint8_t *row, Py_ssize_t stride, size_t n, int there) {
     if (there)
         for (size_t i = 0; i < n; i += 64) __builtin_prefetch(row + 2 * stride + i);
-}
-
-static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
-    return v < lo ? lo : (v > hi ? hi : v);
 }
 
 /* A method's docstring, defined beside the method for the module table. */

@@ -137,18 +137,17 @@ ALWAYS_INLINE const uint8_t *at(const pixels_t *p, Py_ssize_t y, Py_ssize_t x) {
  * both ways could not rank d above it. */
 static int score(const sample_t *s, Py_ssize_t step, vector_t *v, int whole,
                  const vector_t *bar) {
-    Py_ssize_t arrived = 0, left = 0, taken = 0, remaining = (s->n + step - 1) / step;
-    Py_ssize_t check = 64;
+    const Py_ssize_t total = (s->n + step - 1) / step;
+    Py_ssize_t arrived = 0, left = 0, taken = 0;
     for (Py_ssize_t i = 0; i < s->n; i += step) {
         const Py_ssize_t y = s->ys[i], x = s->xs[i];
         explain(s, y, x, at(s->a, y, x), at(s->b, y, x), v->dx, v->dy, &arrived, &left);
         taken++;
-        remaining--;
         if (whole && (arrived != taken || left != taken)) return 0;
-        if (bar && --check == 0) {
-            if (!ranks_above(arrived + remaining, left + remaining, bar)) return 0;
-            check = 64;
-        }
+        /* Every 64 pixels: could the rest, explained both ways, still lift d above the bar? */
+        if (bar && taken % 64 == 0 &&
+            !ranks_above(arrived + total - taken, left + total - taken, bar))
+            return 0;
     }
     v->arrived = arrived;
     v->left = left;
