@@ -353,6 +353,51 @@ def test_straight_run_sees_a_column_and_refuses_other_shapes() -> None:
         _analysis.straight_run(np.zeros((4, 4, 3), bool), 2)
 
 
+def reference_ink(area: np.ndarray, colour: tuple[int, int, int], ink: int) -> np.ndarray:
+    """Which pixels lie more than ``ink`` levels from ``colour`` in some channel."""
+    levels = area[..., :3].astype(np.int16)
+    return (np.abs(levels - np.array(colour, np.int16)) > ink).any(axis=2)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+# Colours near 0 and 255: the range around them reaches past a byte's.
+@pytest.mark.parametrize("colour", [(128, 128, 128), (250, 3, 128), (0, 255, 20)])
+def test_ink_bounds_are_each_rows_first_and_last_inked_pixel(
+    channels: int, colour: tuple[int, int, int]
+) -> None:
+    rng = np.random.default_rng(channels + sum(colour))
+    image = np.empty((40, 60, channels), np.uint8)
+    image[...] = (*colour, 255)[:channels]
+    # Scattered pixels a little off, some past the ink level and some within it, and rows left
+    # plain; alpha differs everywhere and must not count.
+    near = rng.integers(-40, 41, (40, 60, 3))
+    spots = rng.random((40, 60)) < 0.04
+    spots[rng.random(40) < 0.3] = False
+    image[..., :3][spots] = np.clip(np.array(colour) + near, 0, 255)[spots]
+    if channels == 4:
+        image[..., 3] = rng.integers(0, 256, (40, 60))
+    x, y, w, h = 5, 3, 50, 34
+    left, right = np.empty(h, np.int32), np.empty(h, np.int32)
+    found = _analysis.ink_bounds(image, x, y, w, h, colour, 24, left, right)
+    inked = reference_ink(image[y : y + h, x : x + w], colour, 24)
+    rows = inked.any(axis=1)
+    assert found == int(rows.sum()) > 0
+    assert (left[~rows] == -1).all() and (right[~rows] == -1).all()
+    np.testing.assert_array_equal(left[rows], inked[rows].argmax(axis=1))
+    np.testing.assert_array_equal(right[rows], w - 1 - inked[rows][:, ::-1].argmax(axis=1))
+
+
+def test_ink_bounds_refuse_an_area_outside_the_image_and_short_outputs() -> None:
+    image = np.zeros((10, 10, 3), np.uint8)
+    out = np.empty(10, np.int32)
+    with pytest.raises(ValueError, match="outside the image"):
+        _analysis.ink_bounds(image, 5, 0, 6, 10, (0, 0, 0), 24, out, out.copy())
+    with pytest.raises(ValueError, match="each row"):
+        _analysis.ink_bounds(image, 0, 0, 10, 10, (0, 0, 0), 24, out[:9], out.copy())
+    with pytest.raises(ValueError, match="int32"):
+        _analysis.ink_bounds(image, 0, 0, 10, 10, (0, 0, 0), 24, out.astype(np.int64), out)
+
+
 def reference_counts(
     a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, dx: int, dy: int
 ) -> tuple[int, int]:

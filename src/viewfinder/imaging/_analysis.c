@@ -7,19 +7,19 @@
  * measures what the motion leaves unexplained inside a box, envelope() checks that changed pixels
  * stay within their neighbours' range of colours, flips() counts those that crossed it, ranges()
  * finds each pixel's neighbourhood range and tile_shifts() finds glyphs displaced a pixel or two
- * against those ranges, straight_run() finds a box's edge among changed pixels, votes() finds the
- * offsets at which a region's rows or columns reappear, matches() checks a translation pixel by
- * pixel, rank() picks the translation that best explains a sample of pixels, carried() tells how
- * much of what a move carried covers content that stayed, frame_colour() finds what a region sits
- * on, spread() measures how far an area's colours stray from their mean, pixels() lists a mask's
- * set pixels, recoloured() and one_fill() tell how changed colours map to new ones, edges() counts
- * the strong and faint edges of two areas and colours() counts an area's colours; grey_pair(),
- * cross_power() and peaks() are phase correlation's steps around its transforms. All release
- * the GIL.
+ * against those ranges, straight_run() finds a box's edge among changed pixels, ink_bounds() where
+ * each row's content starts and ends, votes() finds the offsets at which a region's rows or columns
+ * reappear, matches() checks a translation pixel by pixel, rank() picks the translation that best
+ * explains a sample of pixels, carried() tells how much of what a move carried covers content that
+ * stayed, frame_colour() finds what a region sits on, spread() measures how far an area's colours
+ * stray from their mean, pixels() lists a mask's set pixels, recoloured() and one_fill() tell how
+ * changed colours map to new ones, edges() counts the strong and faint edges of two areas and
+ * colours() counts an area's colours; grey_pair(), cross_power() and peaks() are phase
+ * correlation's steps around its transforms. All release the GIL.
  * This file holds the module, its method table and the image check; the methods are in
  * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual,
  * tile_residuals), _analysis_envelope.c (envelope, flips, ranges, tile_shifts), _analysis_edges.c
- * (straight_run), _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried,
+ * (straight_run, ink_bounds), _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried,
  * frame_colour), _analysis_stats.c (spread, pixels), _analysis_colours.c (recoloured, one_fill,
  * edges, colours) and _analysis_phase.c (grey_pair, cross_power, peaks).
  *
@@ -91,6 +91,7 @@ static PyMethodDef methods[] = {
     {"carried", vfa_carried, METH_VARARGS, vfa_carried_doc},
     {"frame_colour", vfa_frame_colour, METH_VARARGS, vfa_frame_colour_doc},
     {"straight_run", vfa_straight_run, METH_VARARGS, vfa_straight_run_doc},
+    {"ink_bounds", vfa_ink_bounds, METH_VARARGS, vfa_ink_bounds_doc},
     {"recoloured", vfa_recoloured, METH_VARARGS, vfa_recoloured_doc},
     {"one_fill", vfa_one_fill, METH_VARARGS, vfa_one_fill_doc},
     {"edges", vfa_edges, METH_VARARGS, vfa_edges_doc},

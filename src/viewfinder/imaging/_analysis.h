@@ -94,9 +94,10 @@ static inline void fetch_ahead(const uint8_t *row, Py_ssize_t stride, size_t n, 
 
 /* The methods: is_noise and noise_run (_analysis_noise.c), blur, motion_residual and tile_residuals
  * (_analysis_motion.c), envelope, flips, ranges and tile_shifts (_analysis_envelope.c),
- * straight_run (_analysis_edges.c), votes (_analysis_votes.c), matches, rank, carried and
- * frame_colour (_analysis_moves.c), spread and pixels (_analysis_stats.c), recoloured, one_fill,
- * edges and colours (_analysis_colours.c), grey_pair, cross_power and peaks (_analysis_phase.c). */
+ * straight_run and ink_bounds (_analysis_edges.c), votes (_analysis_votes.c), matches, rank,
+ * carried and frame_colour (_analysis_moves.c), spread and pixels (_analysis_stats.c), recoloured,
+ * one_fill, edges and colours (_analysis_colours.c), grey_pair, cross_power and peaks
+ * (_analysis_phase.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
 PyObject *vfa_tile_residuals(PyObject *self, PyObject *args);
@@ -106,6 +107,7 @@ PyObject *vfa_noise_run(PyObject *self, PyObject *args);
 PyObject *vfa_votes(PyObject *self, PyObject *args);
 PyObject *vfa_matches(PyObject *self, PyObject *args);
 PyObject *vfa_straight_run(PyObject *self, PyObject *args);
+PyObject *vfa_ink_bounds(PyObject *self, PyObject *args);
 PyObject *vfa_rank(PyObject *self, PyObject *args);
 PyObject *vfa_carried(PyObject *self, PyObject *args);
 PyObject *vfa_frame_colour(PyObject *self, PyObject *args);
@@ -123,9 +125,10 @@ PyObject *vfa_cross_power(PyObject *self, PyObject *args);
 PyObject *vfa_peaks(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_tile_residuals_doc[],
     vfa_envelope_doc[], vfa_is_noise_doc[], vfa_noise_run_doc[], vfa_votes_doc[], vfa_matches_doc[],
-    vfa_straight_run_doc[], vfa_rank_doc[], vfa_carried_doc[], vfa_frame_colour_doc[],
-    vfa_flips_doc[], vfa_spread_doc[], vfa_pixels_doc[], vfa_tile_shifts_doc[],
-    vfa_recoloured_doc[], vfa_one_fill_doc[], vfa_edges_doc[], vfa_colours_doc[], vfa_ranges_doc[],
-    vfa_grey_pair_doc[], vfa_cross_power_doc[], vfa_peaks_doc[];
+    vfa_straight_run_doc[], vfa_ink_bounds_doc[], vfa_rank_doc[], vfa_carried_doc[],
+    vfa_frame_colour_doc[], vfa_flips_doc[], vfa_spread_doc[], vfa_pixels_doc[],
+    vfa_tile_shifts_doc[], vfa_recoloured_doc[], vfa_one_fill_doc[], vfa_edges_doc[],
+    vfa_colours_doc[], vfa_ranges_doc[], vfa_grey_pair_doc[], vfa_cross_power_doc[],
+    vfa_peaks_doc[];
 
 #endif

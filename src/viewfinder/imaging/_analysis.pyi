@@ -56,6 +56,17 @@ def matches(
     ref: int,
 ) -> tuple[int, int, int]: ...
 def straight_run(mask: np.ndarray, length: int, unset: bytes = ...) -> bool: ...
+def ink_bounds(
+    image: np.ndarray,
+    x: int,
+    y: int,
+    w: int,
+    h: int,
+    colour: tuple[int, int, int],
+    ink: int,
+    left: np.ndarray,
+    right: np.ndarray,
+) -> int: ...
 def rank(
     a: np.ndarray,
     b: np.ndarray,

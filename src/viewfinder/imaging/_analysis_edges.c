@@ -1,4 +1,5 @@
-/* straight_run(): whether a mask holds a straight run of set pixels, the mark of a box's edge. */
+/* straight_run(): whether a mask holds a straight run of set pixels, the mark of a box's edge;
+ * ink_bounds(): where each row of an area's content starts and ends. */
 #include "_analysis.h"
 
 #include <stdlib.h>
@@ -62,4 +63,73 @@ PyObject *vfa_straight_run(PyObject *self, PyObject *args) {
     free(down);
     PyBuffer_Release(&view);
     return PyBool_FromLong(found);
+}
+
+VFA_DOC(vfa_ink_bounds_doc,
+        "ink_bounds(image, x, y, w, h, colour, ink, left, right) -> int\n\n"
+        "For each row of the area [x, x + w) x [y, y + h) of a uint8 image, the first and the\n"
+        "last column (area-relative) whose pixel lies more than `ink` levels from the (r, g, b)\n"
+        "colour in some channel: written to the 1-D int32 arrays left and right, h long, -1 on a\n"
+        "row with no such pixel. Returns how many rows have one. Each row is read from its ends\n"
+        "inwards, up to its first and last such pixel.");
+
+/* A pixel of content: some channel lies outside [lo, hi]. */
+static inline int inked(const uint8_t *p, const int lo[3], const int hi[3]) {
+    return p[0] < lo[0] || p[0] > hi[0] || p[1] < lo[1] || p[1] > hi[1] || p[2] < lo[2] ||
+           p[2] > hi[2];
+}
+
+PyObject *vfa_ink_bounds(PyObject *self, PyObject *args) {
+    PyObject *image_obj, *left_obj, *right_obj;
+    Py_ssize_t x, y, w, h;
+    int colour[3], ink;
+    if (!PyArg_ParseTuple(args, "Onnnn(iii)iOO", &image_obj, &x, &y, &w, &h, &colour[0],
+                          &colour[1], &colour[2], &ink, &left_obj, &right_obj))
+        return NULL;
+    Py_buffer vi, vl, vr;
+    pixels_t im;
+    if (vfa_get_pixels(image_obj, &vi, &im, "image") < 0) return NULL;
+    if (vfa_check_area(&vi, x, y, w, h) < 0) goto fail_image;
+    if (vfa_get_coords(left_obj, &vl, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE, "left") < 0)
+        goto fail_image;
+    if (vfa_get_coords(right_obj, &vr, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE, "right") < 0)
+        goto fail_left;
+    if (vl.shape[0] != h || vr.shape[0] != h) {
+        PyErr_SetString(PyExc_ValueError, "left and right must hold one value for each row");
+        goto fail_right;
+    }
+    int lo[3], hi[3];
+    for (int c = 0; c < 3; c++) {
+        lo[c] = colour[c] - ink;
+        hi[c] = colour[c] + ink;
+    }
+    coord_t *left = vl.buf, *right = vr.buf;
+    const int ch = im.channels;
+    Py_ssize_t found = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t row = 0; row < h; row++) {
+        const uint8_t *p = im.data + (y + row) * im.stride + x * ch;
+        Py_ssize_t first = 0, last = w - 1;
+        while (first < w && !inked(p + first * ch, lo, hi)) first++;
+        if (first == w) {
+            left[row] = right[row] = -1;
+            continue;
+        }
+        while (!inked(p + last * ch, lo, hi)) last--;
+        left[row] = (coord_t)first;
+        right[row] = (coord_t)last;
+        found++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&vr);
+    PyBuffer_Release(&vl);
+    PyBuffer_Release(&vi);
+    return PyLong_FromSsize_t(found);
+fail_right:
+    PyBuffer_Release(&vr);
+fail_left:
+    PyBuffer_Release(&vl);
+fail_image:
+    PyBuffer_Release(&vi);
+    return NULL;
 }

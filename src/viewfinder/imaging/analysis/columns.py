@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from viewfinder.imaging import _analysis
 from viewfinder.imaging.analysis.model import Box
-from viewfinder.imaging.analysis.moves import background, ink
+from viewfinder.imaging.analysis.moves import INK, background
 from viewfinder.imaging.analysis.reach import Reach
 
 MIN_ROWS = 12  # rows holding content in both images: fewer say nothing about a column
@@ -32,31 +33,32 @@ def column_shift(a: np.ndarray, b: np.ndarray, box: Box, reach: Reach) -> int | 
     start = reach.px(START)
     if box[2] < 4 * start:
         return None
-    colour = background(a, box)
+    colour = tuple(background(a, box).tolist())
     # The region starts where the first pixel differs, which may be inside the first glyph of
     # a line: its edge is looked for a little further left.
     pad = min(box[0], start)
     x, y, w, h = box[0] - pad, box[1], box[2] + pad, box[3]
-    ink_a = ink(a[y : y + h, x : x + w], colour)
-    ink_b = ink(b[y : y + h, x : x + w], colour)
-    rows = ink_a.any(axis=1) & ink_b.any(axis=1)
+    # Each row's first and last pixel of content (-1 on a row with none), in both images.
+    bounds_a, bounds_b = np.empty((2, h), np.int32), np.empty((2, h), np.int32)
+    _analysis.ink_bounds(a, x, y, w, h, colour, INK, *bounds_a)
+    _analysis.ink_bounds(b, x, y, w, h, colour, INK, *bounds_b)
+    rows = (bounds_a[0] >= 0) & (bounds_b[0] >= 0)
     if int(rows.sum()) < MIN_ROWS:
         return None
-    left_a, left_b = ink_a[rows].argmax(axis=1), ink_b[rows].argmax(axis=1)
+    left_a, left_b = bounds_a[0][rows], bounds_b[0][rows]
     # The rows that start at the column's edge: a row holding only the descenders of a line
     # starts at its first descender, which moves wherever the line wraps.
-    starts, counts = np.unique(left_a, return_counts=True)
-    edge = np.abs(left_a - starts[counts.argmax()]) <= 1
+    # (The commonest value, the least of those tied: np.unique's, without its sort.)
+    edge = np.abs(left_a - np.bincount(left_a).argmax()) <= 1
     if int(edge.sum()) < MIN_ROWS:
         return None
     moved = left_b - left_a
-    offsets, counts = np.unique(moved[edge], return_counts=True)
-    dx = int(offsets[counts.argmax()])
+    lowest = int(moved[edge].min())
+    dx = int(np.bincount(moved[edge] - lowest).argmax()) + lowest
     agreeing = (moved == dx) & edge
     if dx == 0 or abs(dx) > min(reach.px(MAX_SHIFT), w // 3) or agreeing.sum() < AGREE * edge.sum():
         return None
-    right_a = w - 1 - ink_a[rows][:, ::-1].argmax(axis=1)
-    right_b = w - 1 - ink_b[rows][:, ::-1].argmax(axis=1)
+    right_a, right_b = bounds_a[1][rows], bounds_b[1][rows]
     if np.mean(np.abs(right_b - right_a + dx)[agreeing] <= 1) >= 0.5:
         return None  # centred content that grew or shrank (by an odd number of px, perhaps)
     ys = np.flatnonzero(rows)[agreeing] + y

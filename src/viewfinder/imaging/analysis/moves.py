@@ -228,20 +228,6 @@ def band(rest: np.ndarray, dx: int, dy: int) -> slice | None:
     return None
 
 
-def ink(pixels: np.ndarray, colour: np.ndarray) -> np.ndarray:
-    """Which pixels (any shape, colour last) lie more than INK levels from ``colour`` in some
-    channel. Channel by channel on the bytes: numpy reduces over a 3-long last axis some
-    thirty times slower."""
-    found = np.zeros(pixels.shape[:-1], bool)
-    for channel, level in enumerate(colour.tolist()):
-        values = pixels[..., channel]
-        if level - INK > 0:
-            found |= values < level - INK
-        if level + INK < 255:
-            found |= values > level + INK
-    return found
-
-
 def background(image: np.ndarray, box: Box) -> np.ndarray:
     """The commonest colour on the frame just around a region: what it sits on."""
     height, width = image.shape[:2]
