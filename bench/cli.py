@@ -1,5 +1,7 @@
 """Command-line benchmark: `viewfinder diff` as a whole process against the `odiff` process on
-the same 1280x800 pair, and `viewfinder --help`, where people first meet the engine.
+the same 1280x800 pair, and `viewfinder --help`, where people first meet the engine. odiff is
+timed twice: its binary run directly, and the `odiff` command its npm package installs (node
+starting, then running the binary), which is what a person who installed it types.
 
 Run from the repository root with ``python -m bench.cli`` (``make bench`` installs odiff
 first). Each round runs every command once, in a new random order, from process start to exit;
@@ -24,7 +26,7 @@ import time
 from pathlib import Path
 
 from bench.corpus import ensure_corpus
-from bench.servers import odiff_binary
+from bench.servers import odiff_binary, odiff_command
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / ".results"
@@ -71,6 +73,10 @@ def main(argv: list[str] | None = None) -> None:
                 22,  # odiff's exit code for "pixels differ"
             ),
             "viewfinder --help": ([VIEWFINDER, "--help"], 0),
+            "odiff (npm command)": (
+                [str(odiff_command()), "--antialiasing", base, candidate, f"{tmp}/npm.png"],
+                22,
+            ),
         }
         rng = random.Random(args.seed)
         seconds: dict[str, list[float]] = {name: [] for name in commands}
@@ -84,9 +90,11 @@ def main(argv: list[str] | None = None) -> None:
             print(f"cli: round {round_}/{args.rounds}", file=sys.stderr, flush=True)
     median = {name: statistics.median(values) for name, values in seconds.items()}
     ratio = median["viewfinder diff"] / median["odiff"]
+    npm = median["odiff (npm command)"]
     line = (
         f"cli: viewfinder diff {median['viewfinder diff']:.3f} s vs odiff "
-        f"{median['odiff']:.3f} s (ratio {ratio:.1f}), --help {median['viewfinder --help']:.3f} s"
+        f"{median['odiff']:.3f} s (ratio {ratio:.1f}), --help {median['viewfinder --help']:.3f} s; "
+        f"odiff's npm command {npm:.3f} s (ratio {median['viewfinder diff'] / npm:.1f})"
     )
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "cli.json").write_text(

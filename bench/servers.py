@@ -39,6 +39,15 @@ def odiff_binary(peers: Path = PEERS) -> Path:
     return found[0]
 
 
+def odiff_command(peers: Path = PEERS) -> Path:
+    """The `odiff` command the odiff-bin package installs: a node script that runs the binary,
+    what a person who installed odiff from npm types."""
+    found = peers / "node_modules" / ".bin" / "odiff"
+    if not found.exists():
+        raise PeerError(f"no {found}: run `make bench`")
+    return found
+
+
 def vm_hwm_kib(pid: int) -> int:
     """Peak resident set size of a live process, from the kernel's own high-water mark."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
