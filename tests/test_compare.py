@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from viewfinder.errors import InvalidInput, InvalidMask
-from viewfinder.imaging import _native, compare, decode, pixelmatch, png
+from viewfinder.imaging import _native, compare, decode, diffimage, pixelmatch, png
 from viewfinder.imaging.diffimage import CHANGED_RGB, MASKED_RGB, MOVED_RGB, NOISE_RGB, SIZE_RGB
 from viewfinder.runtime import tune_allocator
 
@@ -255,6 +255,27 @@ def test_the_diff_image_is_a_faded_copy_of_the_candidate_with_changes_in_red() -
     assert tuple(image[0, 0, :3]) == CHANGED_RGB
     gray = image[1, 1, :3]
     assert gray[0] == gray[1] == gray[2] and 190 < gray[0] < 255  # black, faded toward white
+
+
+def test_every_label_paints_its_colour_and_the_rest_keep_the_faded_gray() -> None:
+    # Every byte value a label plane can hold, over rows as long as a vector step and not.
+    colours = {
+        _native.LABEL_CHANGED: CHANGED_RGB,
+        _native.LABEL_DARKER: CHANGED_RGB,
+        _native.LABEL_SIZE: SIZE_RGB,
+        _native.LABEL_MASKED: MASKED_RGB,
+        _native.LABEL_MOVED: MOVED_RGB,
+        _native.LABEL_NOISE: NOISE_RGB,
+    }
+    for width in (37, 256):
+        labels = np.resize(np.arange(256, dtype=np.uint8), (256 // width + 1, width))
+        candidate = flat(*labels.shape)
+        rows = np.empty((labels.shape[0], width + 1), np.uint8)
+        _native.render_diff(labels, candidate, rows)
+        image = decode(png.encode_indexed(rows, diffimage.PALETTE))[..., :3]
+        gray = tuple(image[0, 0])  # label 0: the candidate's white, faded
+        for (y, x), label in np.ndenumerate(labels):
+            assert tuple(image[y, x]) == colours.get(int(label), gray), (label, width)
 
 
 def test_a_mixed_rgb_and_rgba_pair_compares_by_pixels() -> None:
