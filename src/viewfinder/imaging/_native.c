@@ -14,7 +14,6 @@ int vfn_get_image(PyObject *obj, Py_buffer *view, image_t *im, int *channels, co
     if (get_uint8_image(obj, view, name) < 0) return -1;
     im->data = view->buf;
     im->stride = view->strides[0];
-    im->siblings = NULL;
     *channels = (int)view->shape[2];
     return 0;
 }

@@ -37,7 +37,6 @@ enum {
 typedef struct {
     const uint8_t *data;
     Py_ssize_t stride; /* bytes from one row to the next */
-    uint8_t *siblings; /* memo of has_many_siblings per pixel: 0 unknown, 1 no, 2 yes */
 } image_t;
 
 /* A uint8 image of shape (height, width, 3 or 4) with contiguous rows (see get_uint8_image),
