@@ -338,7 +338,7 @@ def test_a_diff_images_rows_read_band_by_band_are_those_of_the_whole_image(
     assert np.array_equal(png.decode_rows(diff_png, 30, 40), decode(diff_png)[30:70])
 
 
-@pytest.mark.parametrize("side", [64, 512])  # below and above png.PAIR_PIXELS
+@pytest.mark.parametrize("side", [64, 1024])  # below and above png.PAIR_PIXELS
 def test_a_pair_decodes_as_each_alone_and_errors_name_their_image(
     rng: np.random.Generator, side: int
 ) -> None:
@@ -363,8 +363,8 @@ def test_a_process_of_one_a_core_decodes_a_pair_on_its_own_thread(
     def no_threads() -> None:
         raise AssertionError("decoded on another thread")
 
-    base = make_png(random_image(rng, 512, 512, 3))
-    candidate = make_png(random_image(rng, 512, 512, 3))
+    base = make_png(random_image(rng, 1024, 1024, 3))
+    candidate = make_png(random_image(rng, 1024, 1024, 3))
     png.decode_one_at_a_time()
     monkeypatch.setattr(png, "_pair_threads", no_threads)
     a, b = png.decode_pair(base, candidate)

@@ -244,10 +244,11 @@ def decode(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "image")
 
 
 # Pairs whose smaller image has at least this many pixels decode side by side: inflating and
-# unfiltering release the GIL, so the candidate decodes on another core while the base does (the
-# corpora's pairs: decoding in about 55% of the time). Below it the hand-off costs more than it
-# saves.
-PAIR_PIXELS = 1 << 17
+# unfiltering release the GIL, so the candidate decodes on another core while the base does
+# (1280x8000 pairs: 7% less time per comparison in bench.engine's interleaved rounds). Below it
+# the hand-off costs more than it saves: the style corpus's 640x560 pairs, as bench.engine runs
+# them among its peers, took 5% longer side by side, and 1280x800 ones gained nothing.
+PAIR_PIXELS = 1 << 19
 _pair_lock = threading.Lock()
 _pair_pool: ThreadPoolExecutor | None = None
 _side_by_side = True
