@@ -4,7 +4,9 @@ noise pixels as it goes, then the whole pair handed to ``verdict``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 
@@ -53,6 +55,43 @@ _QUIET = bytes([_native.LABEL_SAME, _native.LABEL_MASKED, _native.LABEL_SIZE])
 MAX_ANALYSED = 200
 
 
+class Seen:
+    """What the images alone tell of the boxes a pair's walk examines, kept for a box examined
+    again: each region's translations worth trying (shared with its parts, whose windows lie
+    within its own, and with its second look), and the answers of the tests that read only the
+    images, which a region's second look asks again."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, reach: Reach) -> None:
+        self.a, self.b, self.reach = a, b, reach
+        self._translations: dict[Box, Translations] = {}
+        self._answers: dict[tuple[str, Box], object] = {}
+
+    def translations(self, box: Box) -> Translations:
+        found = self._translations.get(box)
+        if found is None:
+            found = self._translations[box] = Translations(self.a, self.b, box, self.reach)
+        return found
+
+    def same_shapes(self, box: Box) -> bool:
+        return bool(self._answer("same_shapes", box, lambda: same_shapes(self.a, self.b, box)))
+
+    def column_shift(self, box: Box) -> int | None:
+        found = self._answer("column", box, lambda: column_shift(self.a, self.b, box, self.reach))
+        return None if found is None else cast(int, found)
+
+    def vanished(self, box: Box) -> bool:
+        return bool(self._answer("vanished", box, lambda: vanished(self.a, self.b, box)))
+
+    def image_lost(self, box: Box) -> bool:
+        return bool(self._answer("image_lost", box, lambda: image_lost(self.a, self.b, box)))
+
+    def _answer(self, test: str, box: Box, work: Callable[[], object]) -> object:
+        key = (test, box)
+        if key not in self._answers:
+            self._answers[key] = work()
+        return self._answers[key]
+
+
 def analyze(
     a: np.ndarray,
     b: np.ndarray,
@@ -94,8 +133,7 @@ def analyze(
         for x, y, w, h, n, i in skipped
     ]
     known: dict[tuple[int, int], None] = {}  # moves found so far, an ordered set
-    # Each region's translations worth trying, kept for its second look below.
-    shared: dict[Box, Translations] = {}
+    seen = Seen(a, b, reach)
     plain: list[tuple[int, int, int]] = []  # (place in changes, region, moves known then)
     areas = [(x, y, w, h) for x, y, w, h, _, _ in examined]
     number = 0
@@ -113,7 +151,7 @@ def analyze(
             break
         x, y, w, h, count, index = examined[stop]
         found = examine(
-            a, b, labels, (x, y, w, h), count, tuple(known), reach, tested=True, shared=shared
+            a, b, labels, (x, y, w, h), count, tuple(known), reach, tested=True, seen=seen
         )
         known.update(((c.dx or 0, c.dy or 0), None) for c in found if c.kind == "move")
         if len(found) == 1 and _plain(found[0]):
@@ -126,11 +164,11 @@ def analyze(
     # swept over background, which alone looks recoloured). Plain or vanished content and
     # colour examined before a move was found are looked at again once, with every move the
     # pair holds.
-    for at, number, seen in reversed(plain):
-        if seen == len(known):
+    for at, number, known_then in reversed(plain):
+        if known_then == len(known):
             continue
         x, y, w, h, count, index = examined[number]
-        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach, shared=shared)
+        found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach, seen=seen)
         if not (len(found) == 1 and _plain(found[0])):
             changes[at : at + 1] = [replace(c, region=index) for c in found]
     if len(changes) == 1 and changes[0].kind == "noise":
@@ -149,11 +187,11 @@ def examine(
     candidates: Translations | None = None,
     *,
     tested: bool = False,
-    shared: dict[Box, Translations],
+    seen: Seen,
 ) -> list[Change]:
     """The changes one region holds, relabelling the diff image's moved and noise pixels
-    (``tested``: the noise test already found it is not noise). ``shared`` keeps each region's
-    Translations by box, for a region examined again."""
+    (``tested``: the noise test already found it is not noise). ``seen`` holds what the
+    images alone told of boxes examined before."""
     x, y, w, h = box
     view = labels[y : y + h, x : x + w]
     changed = (view == _native.LABEL_CHANGED) | (view == _native.LABEL_DARKER)
@@ -175,7 +213,7 @@ def examine(
     ):
         view[changed] = _native.LABEL_NOISE
         return [Change(x, y, w, h, "noise", count)]
-    if one_fill(a, b, changed, box) and same_shapes(a, b, box) and recoloured(a, b, box, changed):
+    if one_fill(a, b, changed, box) and seen.same_shapes(box) and recoloured(a, b, box, changed):
         # A fill that went from one colour to another, edges in place: nothing moved it (and
         # looking for a move over a plain area costs as much as the rest of the comparison),
         # unless it is the fill of a pale block a move found elsewhere carried.
@@ -184,11 +222,7 @@ def examine(
             return [Change(x, y, w, h, "move", count, *carried)]
         return [Change(x, y, w, h, "color", count)]
     if candidates is None:
-        # Computed when first needed, and shared with the region's parts (their windows lie
-        # within the region's) and with its second look: they depend on the images alone.
-        candidates = shared.get(box)
-        if candidates is None:
-            candidates = shared[box] = Translations(a, b, box, reach)
+        candidates = seen.translations(box)
     move = None
     if count >= reach.area(MOVE_MIN_PIXELS):
         move = find_move(a, b, changed, box, reach, known, candidates)
@@ -215,7 +249,7 @@ def examine(
                 return [Change(x, y, w, h, "move", count, dx, dy, signal=signal)]
             if rows is None:
                 view[explained & changed] = _native.LABEL_CHANGED
-                if split and dy == 0 and column_shift(a, b, box, reach) == dx:
+                if split and dy == 0 and seen.column_shift(box) == dx:
                     return [Change(x, y, w, h, "move", count, dx, 0, signal=Signal.REWRAPPED)]
                 return [Change(x, y, w, h, "content", count, signal=signal)]
             inserted = np.zeros_like(rest)
@@ -234,9 +268,9 @@ def examine(
                 )
             )
         return found
-    if same_shapes(a, b, box) and recoloured(a, b, box, changed):
+    if seen.same_shapes(box) and recoloured(a, b, box, changed):
         return [Change(x, y, w, h, "color", count)]
-    if split and (sideways := column_shift(a, b, box, reach)) is not None:
+    if split and (sideways := seen.column_shift(box)) is not None:
         # Moved as a column, wrapping again inside it: what a person sees is the layout.
         return [Change(x, y, w, h, "move", count, sideways, 0, signal=Signal.REWRAPPED)]
     pieces = _parts(changed, reach) if split else []
@@ -258,14 +292,14 @@ def examine(
                 known,
                 reach,
                 candidates,
-                shared=shared,
+                seen=seen,
             )
         ]
         if any(c.kind != "content" or c.signal is not None for c in parts):
             return parts
-    if vanished(a, b, box):
+    if seen.vanished(box):
         signal = Signal.VANISHED
-    elif image_lost(a, b, box):
+    elif seen.image_lost(box):
         signal = Signal.IMAGE_LOST
     return [Change(x, y, w, h, "content", count, signal=signal)]
 
