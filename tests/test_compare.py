@@ -177,6 +177,35 @@ def test_regions_of_a_label_plane_hold_exactly_its_flagged_pixels(
     assert (covered[flagged] == 1).all()
 
 
+@settings(max_examples=80)
+@given(
+    st.integers(1, 90),
+    st.integers(1, 40),
+    st.sampled_from([3, 8, 12]),
+    st.integers(0, 2),
+    st.integers(0, 2**32 - 1),
+)
+def test_regions_of_solid_areas_are_the_regions_of_the_plane_transposed(
+    width: int, height: int, cell: int, gap: int, seed: int
+) -> None:
+    # Whole blocks flagged, as a tinted card is: runs of eight flagged labels along a row, in
+    # one cell or across two, beside scattered ones. Transposed, the same pixels lie in the same
+    # cells but along columns: the regions must be the same boxes, transposed.
+    rng = np.random.default_rng(seed)
+    labels = np.where(rng.random((height, width)) < 0.05, 1, 0).astype(np.uint8)
+    for _ in range(int(rng.integers(1, 4))):
+        x, y = int(rng.integers(0, width)), int(rng.integers(0, height))
+        labels[y : y + int(rng.integers(1, 30)), x : x + int(rng.integers(1, 60))] = 2
+    flagged = labels > 0
+    found = _native.regions(labels, bytes([1, 2]), cell, gap, 5000)
+    for x, y, w, h, count in found:
+        inside = flagged[y : y + h, x : x + w]
+        assert inside.sum() == count
+        assert inside[0].any() and inside[-1].any() and inside[:, 0].any() and inside[:, -1].any()
+    across = _native.regions(np.ascontiguousarray(labels.T), bytes([1, 2]), cell, gap, 5000)
+    assert sorted(found) == sorted((y, x, h, w, n) for x, y, w, h, n in across)
+
+
 @given(image_pairs(same_size=False))
 def test_size_mismatch_counts_the_area_outside_the_smaller_image(
     pair: tuple[np.ndarray, np.ndarray],

@@ -45,22 +45,24 @@ static int cmp_box(const void *pa, const void *pb) {
     return 0;
 }
 
-ALWAYS_INLINE void add_pixel(box_t *cell_row, Py_ssize_t cell, Py_ssize_t i, Py_ssize_t y,
-                           Py_ssize_t *cx, Py_ssize_t *edge) {
-    if (i >= *edge || i < *edge - cell) { /* a division only on entering another cell */
-        *cx = i / cell;
+/* Pixels first..last of row y, all in one cell, added to that cell's box. */
+ALWAYS_INLINE void add_span(box_t *cell_row, Py_ssize_t cell, Py_ssize_t first, Py_ssize_t last,
+                            Py_ssize_t y, Py_ssize_t *cx, Py_ssize_t *edge) {
+    if (first >= *edge || first < *edge - cell) { /* a division only on entering another cell */
+        *cx = first / cell;
         *edge = (*cx + 1) * cell;
     }
     box_t *b = &cell_row[*cx];
     if (b->count == 0) {
-        b->x0 = b->x1 = i;
+        b->x0 = first;
+        b->x1 = last;
         b->y0 = b->y1 = y;
     } else {
-        if (i < b->x0) b->x0 = i;
-        if (i > b->x1) b->x1 = i;
+        if (first < b->x0) b->x0 = first;
+        if (last > b->x1) b->x1 = last;
         b->y1 = y; /* rows are visited in order */
     }
-    b->count++;
+    b->count += last - first + 1;
 }
 
 /* Per-cell exact bounding boxes of the flagged pixels (up to three label values). */
@@ -86,18 +88,24 @@ static void scan_cells(const uint8_t *labels, Py_ssize_t stride, Py_ssize_t w, P
             /* Flagged bytes' high bits, visited in order: no branch on each label (flagged
              * pixels sit among anti-aliased and subtle ones, and those branches mispredict). */
             uint64_t hits = bytes_equal(word, f0) | bytes_equal(word, f1) | bytes_equal(word, f2);
+            /* Eight flagged pixels in one cell (words start at multiples of 8): one update, as
+             * inside a tinted or recoloured area, where every pixel is flagged. */
+            if (hits == 0x8080808080808080ull && x / cell == (x + 7) / cell) {
+                add_span(cell_row, cell, x, x + 7, y, &cx, &edge);
+                continue;
+            }
             while (hits) {
                 int k = __builtin_ctzll(hits) >> 3;
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
                 k = 7 - k; /* the word's first byte is its most significant */
 #endif
-                add_pixel(cell_row, cell, x + k, y, &cx, &edge);
+                add_span(cell_row, cell, x + k, x + k, y, &cx, &edge);
                 hits &= hits - 1;
             }
         }
         for (; x < w; x++)
             if (row[x] == f0 || row[x] == f1 || row[x] == f2)
-                add_pixel(cell_row, cell, x, y, &cx, &edge);
+                add_span(cell_row, cell, x, x, y, &cx, &edge);
     }
 }
 
