@@ -85,8 +85,16 @@ def test_image_data_split_over_many_chunks_decodes(rng: np.random.Generator) -> 
     assert np.array_equal(decode(data), pixels)
 
 
-def test_a_large_image_decodes_in_pieces_like_libspng(rng: np.random.Generator) -> None:
-    # Tall enough that rows are inflated and unfiltered in several rounds.
+# Image data inflated whole (libdeflate) and streamed a few rows at a time (zlib-ng).
+BOTH_INFLATES = pytest.mark.parametrize("whole", [png.WHOLE_INFLATE, 0], ids=["whole", "streamed"])
+
+
+@BOTH_INFLATES
+def test_a_large_image_decodes_in_pieces_like_libspng(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, whole: int
+) -> None:
+    monkeypatch.setattr(png, "WHOLE_INFLATE", whole)
+    # Tall enough that rows are inflated and unfiltered in several rounds when streamed.
     pixels = np.repeat(random_image(rng, 1, 700, 3), 2100, axis=0)
     pixels[::7, ::3] = 17
     data = make_png(pixels, filters=[4, 2, 1], level=1)
@@ -97,6 +105,23 @@ def test_a_large_image_decodes_in_pieces_like_libspng(rng: np.random.Generator) 
     # A row longer than a round: a round is then one row.
     wide = random_image(rng, 3, png.INFLATE_ROUND // 3 + 100, 3)
     assert np.array_equal(decode(png.encode(wide, level=1)), wide)
+
+
+@BOTH_INFLATES
+@pytest.mark.parametrize("extra", [b"", bytes(13)], ids=["exact", "a row too many"])
+def test_image_data_decodes_alike_inflated_whole_or_streamed(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, whole: int, extra: bytes
+) -> None:
+    # Image data that inflates to more than its rows does not end cleanly: the general decoder
+    # judges it (and gives RGBA), whichever way it was inflated.
+    monkeypatch.setattr(png, "WHOLE_INFLATE", whole)
+    pixels = random_image(rng, 5, 4, 3)
+    rows = b"".join(bytes([0]) + row.tobytes() for row in pixels)
+    ihdr = struct.pack(">IIBBBBB", 4, 5, 8, 2, 0, 0, 0)
+    idat = chunk(b"IDAT", zlib.compress(rows + extra))
+    decoded = decode(SIGNATURE + chunk(b"IHDR", ihdr) + idat + chunk(b"IEND", b""))
+    assert np.array_equal(decoded[..., :3], pixels)
+    assert decoded.shape[2] == (3 if not extra else 4)
 
 
 def saved(image: Image.Image, **options: object) -> bytes:

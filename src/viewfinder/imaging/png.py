@@ -1,7 +1,8 @@
 """Reading and writing PNG files, with limits checked before any pixel is decoded.
 
 Screenshots are almost always 8-bit RGB or RGBA without interlacing; those are inflated with
-zlib-ng and unfiltered by the native module, several times faster than a general decoder.
+libdeflate (zlib-ng, a few rows at a time, for huge images) and unfiltered by the native module,
+several times faster than a general decoder.
 Every other kind of PNG (palette, grayscale, 16-bit, interlaced) is rare in screenshots and goes
 through Pillow, which applies tRNS transparency (libspng, through pyspng, ignores it).
 """
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+import deflate
 import numpy as np
 from zlib_ng import zlib_ng
 
@@ -243,11 +245,11 @@ def decode(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "image")
     return _decode_general(data, name)
 
 
-# Pairs whose smaller image has at least this many pixels decode side by side: inflating and
-# unfiltering release the GIL, so the candidate decodes on another core while the base does
-# (1280x8000 pairs: 7% less time per comparison in bench.engine's interleaved rounds). Below it
-# the hand-off costs more than it saves: the style corpus's 640x560 pairs, as bench.engine runs
-# them among its peers, took 5% longer side by side, and 1280x800 ones gained nothing.
+# Pairs whose smaller image has at least this many pixels decode side by side: unfiltering
+# releases the GIL (and so does inflating, for images streamed), so the candidate decodes on
+# another core while the base does (bench.engine's interleaved rounds: 1280x800 pairs 17% less
+# time per comparison, 2560x1600 ones 21%). Below it the hand-off costs more than it saves: the
+# style corpus's 640x560 pairs took 3-5% longer side by side.
 PAIR_PIXELS = 1 << 19
 _pair_lock = threading.Lock()
 _pair_pool: ThreadPoolExecutor | None = None
@@ -369,11 +371,36 @@ def _decode_rgb8(data: bytes, header: Header, name: str) -> np.ndarray | None:
 # screenshot took twice as long (bench.engine's style corpus); half a MB is reused from the heap
 # and is still in the cache when it is unfiltered.
 INFLATE_ROUND = 512 << 10
+# Image data that inflates to at most this many bytes is inflated in one call by libdeflate,
+# 3x faster than zlib-ng's streamed inflate on the style corpus's screenshots; beyond it, a few
+# rows at a time, so that a huge image's inflated copy never exists whole.
+WHOLE_INFLATE = 16 << 20
 
 
 def _inflate_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bool:
+    """Inflate and unfilter the image data into ``pixels``. Returns False when the stream does
+    not end cleanly after the last row."""
+    height = pixels.shape[0]
+    row_len = pixels.shape[1] * pixels.shape[2] + 1
+    size = height * row_len
+    if size <= WHOLE_INFLATE:
+        data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        try:
+            raw = memoryview(deflate.zlib_decompress(data, size))
+        except deflate.DeflateError:
+            raw = memoryview(b"")  # the streamed inflate below says what is wrong
+        # A stream that inflated to exactly the rows, checksum verified, ended cleanly.
+        if len(raw) == size:
+            bad_row = _native.unfilter(raw, pixels, 0)
+            if bad_row >= 0:
+                raise InvalidImage(f"{name} is corrupt: row {bad_row} has an unknown filter")
+            return True
+    return _stream_into(pixels, pieces, name)
+
+
+def _stream_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bool:
     """Inflate and unfilter a few rows at a time, so the inflated copy of the whole image never
-    exists. Returns False when the stream does not end cleanly after the last row."""
+    exists; as _inflate_into."""
     height = pixels.shape[0]
     row_len = pixels.shape[1] * pixels.shape[2] + 1
     chunk = max(INFLATE_ROUND // row_len, 1) * row_len
