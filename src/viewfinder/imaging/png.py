@@ -194,7 +194,7 @@ def _check_rows(pieces: list[memoryview], passes: list[tuple[int, int]], name: s
                 filters = np.frombuffer(pending, np.uint8, rows * row).reshape(rows, row)[:, 0]
                 if int(filters.max()) > 4:
                     bad = row_number + int(np.argmax(filters > 4))
-                    raise InvalidImage(f"{name} is corrupt: row {bad} has an unknown filter")
+                    raise _unknown_filter(name, bad)
                 pending = pending[rows * row :]
                 done += rows * row
                 row_number += rows
@@ -393,9 +393,13 @@ def _inflate_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bo
         if len(raw) == size:
             bad_row = _native.unfilter(raw, pixels, 0)
             if bad_row >= 0:
-                raise InvalidImage(f"{name} is corrupt: row {bad_row} has an unknown filter")
+                raise _unknown_filter(name, bad_row)
             return True
     return _stream_into(pixels, pieces, name)
+
+
+def _unknown_filter(name: str, row: int) -> InvalidImage:
+    return InvalidImage(f"{name} is corrupt: row {row} has an unknown filter")
 
 
 def _stream_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> bool:
@@ -418,7 +422,7 @@ def _stream_into(pixels: np.ndarray, pieces: list[memoryview], name: str) -> boo
             if rows:
                 bad_row = _native.unfilter(memoryview(pending)[: rows * row_len], pixels, y)
                 if bad_row >= 0:
-                    raise InvalidImage(f"{name} is corrupt: row {bad_row} has an unknown filter")
+                    raise _unknown_filter(name, bad_row)
                 y += rows
                 pending = pending[rows * row_len :]
             if inflater.eof:
@@ -507,9 +511,7 @@ def bands(
                     first = 0 if y == 0 else 1
                     bad = _native.unfilter(memoryview(pending)[: rows * row_len], scratch, first)
                     if bad >= 0:
-                        raise InvalidImage(
-                            f"{name} is corrupt: row {y + bad - first} has an unknown filter"
-                        )
+                        raise _unknown_filter(name, y + bad - first)
                     got = scratch[first : first + rows]
                     lo, hi = max(y, top), y + rows
                     if lo < hi:

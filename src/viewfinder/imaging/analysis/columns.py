@@ -53,8 +53,9 @@ def column_shift(a: np.ndarray, b: np.ndarray, box: Box, reach: Reach) -> int | 
     if int(edge.sum()) < MIN_ROWS:
         return None
     moved = left_b - left_a
-    lowest = int(moved[edge].min())
-    dx = int(np.bincount(moved[edge] - lowest).argmax()) + lowest
+    shifts = moved[edge]
+    lowest = int(shifts.min())
+    dx = int(np.bincount(shifts - lowest).argmax()) + lowest
     agreeing = (moved == dx) & edge
     if dx == 0 or abs(dx) > min(reach.px(MAX_SHIFT), w // 3) or agreeing.sum() < AGREE * edge.sum():
         return None
