@@ -15,7 +15,7 @@ from tests import analysis_corpus
 from viewfinder.imaging import _native, compare, png
 from viewfinder.imaging.analysis import Signal, wording
 from viewfinder.imaging.analysis.candidates import Translations
-from viewfinder.imaging.analysis.examine import MAX_ANALYSED, analyze
+from viewfinder.imaging.analysis.examine import MAX_ANALYSED, MAX_PARTS, _parts, analyze
 from viewfinder.imaging.analysis.model import Change, pixels_of
 from viewfinder.imaging.analysis.moves import find_move
 from viewfinder.imaging.analysis.reach import SET
@@ -275,6 +275,27 @@ def test_pixels_of_answers_as_np_nonzero_does() -> None:
         ys, xs = pixels_of(view)
         expected = np.nonzero(view)
         assert np.array_equal(ys, expected[0]) and np.array_equal(xs, expected[1])
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_region_splits_into_its_parts_up_to_max_parts(axis: int) -> None:
+    def marks(count: int) -> np.ndarray:
+        # count marks 2 px long, 4 px apart (more than SPLIT_GAP): bands along axis 0, or
+        # columns along axis 1 when the marks stand on one row band.
+        area = np.zeros((6 * count, 9), bool)
+        for i in range(count):
+            area[6 * i : 6 * i + 2, 3 : 3 + i % 4 + 1] = True
+        return area if axis == 0 else area.T
+
+    for count in (1, 2, MAX_PARTS):
+        area = marks(count)
+        boxes = _parts(area, SET)
+        assert len(boxes) == (0 if count == 1 else count)
+        # Each part boxed tight around its mark, and together they hold every marked pixel.
+        for px, py, pw, ph in boxes:
+            assert area[py : py + ph, px : px + pw].all()
+        assert not boxes or sum(w * h for _, _, w, h in boxes) == area.sum()
+    assert _parts(marks(MAX_PARTS + 1), SET) is None
 
 
 def test_content_that_grew_and_pushed_the_rest_down_is_a_content_change() -> None:

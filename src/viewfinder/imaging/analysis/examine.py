@@ -274,7 +274,7 @@ def examine(
         # Moved as a column, wrapping again inside it: what a person sees is the layout.
         return [Change(x, y, w, h, "move", count, sideways, 0, signal=Signal.REWRAPPED)]
     pieces = _parts(changed, reach) if split else []
-    if len(pieces) <= MAX_PARTS:
+    if pieces is not None:
         # One region may hold unrelated changes close together (a button recoloured just above
         # text that moved): its parts, where unchanged rows or columns separate them, are
         # examined one by one, and kept apart when any of them is more than plain content.
@@ -338,15 +338,19 @@ def _left(labels: np.ndarray, box: Box, move: Move) -> bool:
     return bool(gone >= LEFT_SHARE * move.mask.sum())
 
 
-def _parts(changed: np.ndarray, reach: Reach) -> list[tuple[int, int, int, int]]:
+def _parts(changed: np.ndarray, reach: Reach) -> list[tuple[int, int, int, int]] | None:
     """Boxes (region-relative) of the bands of ``changed`` that at least SPLIT_GAP unchanged
-    rows (or, failing that, columns) separate; fewer than two: nothing to split."""
+    rows (or, failing that, columns) separate; fewer than two: nothing to split; more than
+    MAX_PARTS: None, without drawing their boxes (a line of text at scale 2 splits into forty
+    words, boxed in as long as the rest of its examination)."""
     for axis in (1, 0):
         used = changed.any(axis=axis)
         lines = np.flatnonzero(used)
         breaks = np.flatnonzero(np.diff(lines) > reach.px(SPLIT_GAP))
         if breaks.size == 0:
             continue
+        if breaks.size + 1 > MAX_PARTS:
+            return None
         starts = np.concatenate([[lines[0]], lines[breaks + 1]])
         ends = np.concatenate([lines[breaks], [lines[-1]]]) + 1
         boxes = []
