@@ -869,6 +869,135 @@ def test_tile_shifts_agree_with_their_definition(seed: int) -> None:
     assert (found is None) == (seed == 3)  # the redrawn tile is no displacement of the base
 
 
+GLYPH_ORDER = sorted(
+    ((dx, dy) for dx in range(-2, 3) for dy in range(-2, 3)), key=lambda d: abs(d[0]) + abs(d[1])
+)
+# (tile, pixels a tile needs, tiles needed, most pixels, tolerance, pad, misses, near, still,
+# limit when near, limit): the tolerances reference_tile_shifts states.
+GLYPH_RULES = [
+    (32, 4, 3, 30000, 8, 8, 0.08, 0.15, 0.03, 30.0, 90.0),
+    (16, 4, 1, 30000, 8, 8, 0.08, 0.15, 0.03, 30.0, 90.0),
+    (32, 4, 3, 500, 8, 8, 0.08, 0.15, 0.03, 30.0, 90.0),
+]
+
+
+def reference_glyph_tiles(
+    a: np.ndarray,
+    b: np.ndarray,
+    changed: np.ndarray,
+    x: int,
+    y: int,
+    rule: tuple[int, int, int, int, int, int, float, float, float, float, float],
+) -> bool:
+    """Each counting tile on its own, over its own area: a displacement reference_tile_shifts
+    finds, then tile_residuals() within the tile's limit."""
+    size, min_tile, min_tiles, most, _, pad, _, _, still, near_limit, limit = rule
+    if not 0 < changed.sum() <= most:
+        return False
+    ys, xs = np.nonzero(changed)
+    columns = changed.shape[1] // size + 1
+    tiles = ((ys // size) * columns + xs // size).astype(np.int32)
+    totals = np.bincount(tiles).astype(np.int32)
+    counted = np.flatnonzero(totals >= min_tile)
+    if counted.size < min_tiles:
+        return False
+    height, width = a.shape[:2]
+    for tile in counted.tolist():
+        py, px = ys[tiles == tile] + y, xs[tiles == tile] + x
+        x0, y0 = max(px.min() - 3, 0), max(py.min() - 3, 0)
+        x1, y1 = min(px.max() + 4, width), min(py.max() + 4, height)
+        area_a, area_b = (i[y0:y1, x0:x1, :3].astype(np.int16) for i in (a, b))
+        found = reference_tile_shifts(
+            area_a,
+            area_b,
+            (py - y0).astype(np.int32),
+            (px - x0).astype(np.int32),
+            tiles[tiles == tile],
+            totals,
+            GLYPH_ORDER,
+        )
+        if found is None:
+            return False
+        ((_, dx, dy, near),) = found
+        tx, ty = x + (tile % columns) * size, y + (tile // columns) * size
+        box = (tx, ty, min(size, x + changed.shape[1] - tx), min(size, y + changed.shape[0] - ty))
+        worst = (*box, dx, dy, near_limit if near else limit)
+        if _analysis.tile_residuals(a, b, [worst], pad, still) >= 0:
+            return False
+    return True
+
+
+def shifted_ink(ink: np.ndarray, fy: float, fx: float) -> np.ndarray:
+    """ink sampled bilinearly at (y - fy, x - fx), edges repeated: drawn again that far off."""
+    h, w = ink.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    sy, sx = np.clip(yy - fy, 0, h - 1), np.clip(xx - fx, 0, w - 1)
+    y0, x0 = np.floor(sy).astype(int), np.floor(sx).astype(int)
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    wy, wx = sy - y0, sx - x0
+    top = ink[y0, x0] * (1 - wx) + ink[y0, x1] * wx
+    return np.asarray(top * (1 - wy) + (ink[y1, x0] * (1 - wx) + ink[y1, x1] * wx) * wy)
+
+
+def glyph_pair(seed: int, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Strokes on a light page, each 32 px tile of the candidate drawn again up to 1.5 px off
+    on its own (none off for seeds divisible by 3), a block of new ink in every fourth."""
+    rng = np.random.default_rng(seed)
+    ink = np.zeros((80, 108))
+    for _ in range(180):
+        y, x = rng.integers(0, 78), rng.integers(0, 104)
+        ink[y, x : x + rng.integers(1, 4)] = ink[y : y + rng.integers(1, 4), x] = 1
+    for axis in (0, 1):  # anti-aliased: [1 2 1] / 4 along each axis
+        ink = (np.roll(ink, 1, axis) + 2 * ink + np.roll(ink, -1, axis)) / 4
+    ink = ink[4:76, 4:104]
+    moved = ink.copy()
+    for ty in range(0, 72, 32):
+        for tx in range(0, 100, 32):
+            fy, fx = rng.uniform(-1.5, 1.5, 2) * (seed % 3 != 0)
+            moved[ty : ty + 32, tx : tx + 32] = shifted_ink(ink, fy, fx)[ty : ty + 32, tx : tx + 32]
+    if seed % 4 == 1:
+        moved[rng.integers(0, 60) :][:8, 40:52] = 1.0
+
+    def image(v: np.ndarray) -> np.ndarray:
+        grey = np.clip(250 - 210 * v, 0, 255).astype(np.uint8)
+        planes = [grey, grey, (grey * 0.9).astype(np.uint8), np.full_like(grey, 255)]
+        # Inside a larger image: the views have rows further apart than their width.
+        canvas = np.zeros((76, 110, channels), np.uint8)
+        canvas[2:74, 5:105] = np.stack(planes[:channels], axis=2)
+        return canvas[2:74, 5:105]
+
+    return image(ink), image(moved)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_glyph_tiles_judge_each_counting_tile_on_its_own(channels: int) -> None:
+    # Tiles are searched in groups over one area each: what a tile is judged on must not
+    # depend on which others share its group.
+    verdicts = []
+    for seed in range(24):
+        a, b = glyph_pair(seed, channels)
+        changed = (a != b).any(axis=2)
+        ys, xs = np.nonzero(changed)
+        x, y = (int(v.min()) if v.size else 0 for v in (xs, ys))
+        region = changed[y:, x:]
+        for rule in GLYPH_RULES:
+            got = _analysis.glyph_tiles(a, b, region, x, y, GLYPH_ORDER, rule)
+            assert got == reference_glyph_tiles(a, b, region, x, y, rule), (seed, rule)
+            verdicts.append(got)
+    assert 0 < sum(verdicts) < len(verdicts) / 2  # drawn again, and new ink or no change
+
+
+def test_glyph_tiles_refuse_bad_arguments() -> None:
+    a = np.zeros((8, 8, 3), np.uint8)
+    rule = GLYPH_RULES[0]
+    with pytest.raises(ValueError, match="outside the images"):
+        _analysis.glyph_tiles(a, a, np.ones((4, 4), bool), 6, 0, GLYPH_ORDER, rule)
+    with pytest.raises(ValueError, match="tile size"):
+        _analysis.glyph_tiles(a, a, np.ones((4, 4), bool), 0, 0, GLYPH_ORDER, (0, *rule[1:]))
+    with pytest.raises(TypeError, match=r"\(dx, dy\) pairs"):
+        _analysis.glyph_tiles(a, a, np.ones((4, 4), bool), 0, 0, [(0, 0, 1)], rule)
+
+
 def test_tile_shifts_refuse_pixels_outside_the_area_and_bad_arrays() -> None:
     a = np.zeros((8, 8, 3), np.int16)
     one, total = np.zeros(1, np.int32), np.ones(1, np.int32)

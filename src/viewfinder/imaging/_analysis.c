@@ -15,13 +15,15 @@
  * stray from their mean, pixels() lists a mask's set pixels, recoloured() and one_fill() tell how
  * changed colours map to new ones, edges() counts the strong and faint edges of two areas and
  * colours() counts an area's colours; grey_pair(), cross_power() and peaks() are phase
- * correlation's steps around its transforms. All release the GIL.
+ * correlation's steps around its transforms; glyph_tiles() is the glyph test, tile_shifts() and
+ * tile_residuals() over a region's tiles. All release the GIL.
  * This file holds the module, its method table and the image check; the methods are in
  * _analysis_noise.c (is_noise, noise_run), _analysis_motion.c (blur, motion_residual,
  * tile_residuals), _analysis_envelope.c (envelope, flips, ranges, tile_shifts), _analysis_edges.c
  * (straight_run, ink_bounds), _analysis_votes.c (votes), _analysis_moves.c (matches, rank, carried,
  * frame_colour), _analysis_stats.c (spread, pixels), _analysis_colours.c (recoloured, one_fill,
- * edges, colours) and _analysis_phase.c (grey_pair, cross_power, peaks).
+ * edges, colours), _analysis_phase.c (grey_pair, cross_power, peaks) and _analysis_glyphs.c
+ * (glyph_tiles).
  *
  * This module is built apart from _native so that its sums may be reassociated (and so
  * vectorised): nothing here has to reproduce another program's rounding.
@@ -99,6 +101,7 @@ static PyMethodDef methods[] = {
     {"grey_pair", vfa_grey_pair, METH_VARARGS, vfa_grey_pair_doc},
     {"cross_power", vfa_cross_power, METH_VARARGS, vfa_cross_power_doc},
     {"peaks", vfa_peaks, METH_VARARGS, vfa_peaks_doc},
+    {"glyph_tiles", vfa_glyph_tiles, METH_VARARGS, vfa_glyph_tiles_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -76,6 +76,32 @@ int vfa_box_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssiz
                      Py_ssize_t x, Py_ssize_t y, Py_ssize_t bw, Py_ssize_t bh, Py_ssize_t pad,
                      double still, float *residual, double *motion, float *unmoved);
 
+/* The glyph test's parts (_analysis_envelope.c, _analysis_motion.c; glyph_tiles() in
+ * _analysis_glyphs.c puts them together). vfa_ranges3: each pixel's 3x3 range in an int16
+ * (r, g, b) area, w x h, into lo and hi (-1 when out of memory). vfa_search_tiles: the search of
+ * tile_shifts() over the areas v (a, b, lo_a, hi_a, lo_b, hi_b), -1 out of memory, 0 when a
+ * tile is left that no displacement nearly explains, else 1 with *count shifts in out.
+ * vfa_tiles_over: tile_residuals() of n tiles, *failed the first over its limit or -1 (0 when
+ * out of memory, else 1). */
+typedef struct {
+    Py_ssize_t tile, dx, dy;
+    int near;
+} vfa_shift_t;
+
+typedef struct {
+    Py_ssize_t x, y, w, h, dx, dy;
+    double limit;
+} vfa_tile_t;
+
+int vfa_ranges3(const int16_t *a, Py_ssize_t w, Py_ssize_t h, int16_t *lo, int16_t *hi);
+int vfa_search_tiles(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h, const coord_t *ys,
+                     const coord_t *xs, const coord_t *tiles, Py_ssize_t n, const coord_t *totals,
+                     Py_ssize_t t, const Py_ssize_t *order, Py_ssize_t k, int tolerance,
+                     double misses_share, double near_share, vfa_shift_t *out, Py_ssize_t *count);
+int vfa_tiles_over(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
+                   const vfa_tile_t *tiles, Py_ssize_t n, Py_ssize_t pad, double still,
+                   Py_ssize_t *failed);
+
 /* Static in every file that includes it: it must inline into the kernels' loops. */
 static inline Py_ssize_t clamp(Py_ssize_t v, Py_ssize_t lo, Py_ssize_t hi) {
     return v < lo ? lo : (v > hi ? hi : v);
@@ -97,7 +123,7 @@ static inline void fetch_ahead(const uint8_t *row, Py_ssize_t stride, size_t n, 
  * straight_run and ink_bounds (_analysis_edges.c), votes (_analysis_votes.c), matches, rank,
  * carried and frame_colour (_analysis_moves.c), spread and pixels (_analysis_stats.c), recoloured,
  * one_fill, edges and colours (_analysis_colours.c), grey_pair, cross_power and peaks
- * (_analysis_phase.c). */
+ * (_analysis_phase.c), glyph_tiles (_analysis_glyphs.c). */
 PyObject *vfa_blur(PyObject *self, PyObject *args);
 PyObject *vfa_motion_residual(PyObject *self, PyObject *args);
 PyObject *vfa_tile_residuals(PyObject *self, PyObject *args);
@@ -123,12 +149,13 @@ PyObject *vfa_colours(PyObject *self, PyObject *args);
 PyObject *vfa_grey_pair(PyObject *self, PyObject *args);
 PyObject *vfa_cross_power(PyObject *self, PyObject *args);
 PyObject *vfa_peaks(PyObject *self, PyObject *args);
+PyObject *vfa_glyph_tiles(PyObject *self, PyObject *args);
 extern const char vfa_blur_doc[], vfa_motion_residual_doc[], vfa_tile_residuals_doc[],
     vfa_envelope_doc[], vfa_is_noise_doc[], vfa_noise_run_doc[], vfa_votes_doc[], vfa_matches_doc[],
     vfa_straight_run_doc[], vfa_ink_bounds_doc[], vfa_rank_doc[], vfa_carried_doc[],
     vfa_frame_colour_doc[], vfa_flips_doc[], vfa_spread_doc[], vfa_pixels_doc[],
     vfa_tile_shifts_doc[], vfa_recoloured_doc[], vfa_one_fill_doc[], vfa_edges_doc[],
     vfa_colours_doc[], vfa_ranges_doc[], vfa_grey_pair_doc[], vfa_cross_power_doc[],
-    vfa_peaks_doc[];
+    vfa_peaks_doc[], vfa_glyph_tiles_doc[];
 
 #endif

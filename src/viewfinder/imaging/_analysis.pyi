@@ -118,6 +118,15 @@ def tile_shifts(
     misses: float,
     near: float,
 ) -> list[tuple[int, int, int, bool]] | None: ...
+def glyph_tiles(
+    a: np.ndarray,
+    b: np.ndarray,
+    mask: np.ndarray,
+    x: int,
+    y: int,
+    order: list[tuple[int, int]],
+    rule: tuple[int, int, int, int, int, int, float, float, float, float, float],
+) -> bool: ...
 def recoloured(
     a: np.ndarray, b: np.ndarray, mask: np.ndarray, x: int, y: int
 ) -> tuple[int, int]: ...

@@ -184,28 +184,15 @@ static inline int inside(const int16_t *p, const int16_t *lo, const int16_t *hi,
     return 1;
 }
 
-PyObject *vfa_ranges(PyObject *self, PyObject *args) {
-    PyObject *area_obj, *lo_obj, *hi_obj;
-    if (!PyArg_ParseTuple(args, "OOO", &area_obj, &lo_obj, &hi_obj)) return NULL;
-    Py_buffer va, vl, vh;
-    if (get_area(area_obj, &va, "area") < 0) return NULL;
-    if (get_area(lo_obj, &vl, "lo") < 0) goto fail_a;
-    if (get_area(hi_obj, &vh, "hi") < 0) goto fail_l;
-    PyObject *result = NULL;
-    const Py_ssize_t h = va.shape[0], w = va.shape[1];
-    if (vl.readonly || vh.readonly || vl.shape[0] != h || vl.shape[1] != w || vh.shape[0] != h ||
-        vh.shape[1] != w) {
-        PyErr_SetString(PyExc_ValueError, "lo and hi must be writable and of the area's size");
-        goto done;
-    }
-    const int16_t *a = va.buf;
-    int16_t *lo = vl.buf, *hi = vh.buf;
-    Py_BEGIN_ALLOW_THREADS
+int vfa_ranges3(const int16_t *a, Py_ssize_t w, Py_ssize_t h, int16_t *lo, int16_t *hi) {
     /* Along each row first (edges repeated), into lo and hi; then down the columns, a row of
      * the row-wise ranges at a time, into the same arrays from a copy of the rows above. A row's
      * two end pixels are done apart, so that the run between them is one flat loop over its
      * values, which vectorises. */
     const Py_ssize_t n = w * 3;
+    const size_t row_len = (size_t)w * 3;
+    int16_t *prev = malloc(sizeof(int16_t) * 4 * (row_len ? row_len : 1));
+    if (!prev) return -1;
     for (Py_ssize_t y = 0; y < h; y++) {
         const int16_t *row = a + y * n;
         int16_t *l = lo + y * n, *u = hi + y * n;
@@ -229,16 +216,8 @@ PyObject *vfa_ranges(PyObject *self, PyObject *args) {
             u[i] = right > k ? right : k;
         }
     }
-    Py_END_ALLOW_THREADS
-    const size_t row_len = (size_t)w * 3;
-    int16_t *prev = malloc(sizeof(int16_t) * 4 * (row_len ? row_len : 1));
-    if (!prev) {
-        PyErr_NoMemory();
-        goto done;
-    }
     int16_t *prev_lo = prev, *prev_hi = prev + row_len, *cur_lo = prev + 2 * row_len,
             *cur_hi = prev + 3 * row_len;
-    Py_BEGIN_ALLOW_THREADS
     memcpy(prev_lo, lo, row_len * sizeof(int16_t));
     memcpy(prev_hi, hi, row_len * sizeof(int16_t));
     for (Py_ssize_t y = 0; y < h; y++) {
@@ -248,13 +227,13 @@ PyObject *vfa_ranges(PyObject *self, PyObject *args) {
         memcpy(cur_lo, l, row_len * sizeof(int16_t));
         memcpy(cur_hi, u, row_len * sizeof(int16_t));
         for (size_t i = 0; i < row_len; i++) {
-            int16_t m = cur_lo[i], n = cur_hi[i];
+            int16_t m = cur_lo[i], k = cur_hi[i];
             if (prev_lo[i] < m) m = prev_lo[i];
             if (nl[i] < m) m = nl[i];
-            if (prev_hi[i] > n) n = prev_hi[i];
-            if (nu[i] > n) n = nu[i];
+            if (prev_hi[i] > k) k = prev_hi[i];
+            if (nu[i] > k) k = nu[i];
             l[i] = m;
-            u[i] = n;
+            u[i] = k;
         }
         int16_t *swap = prev_lo;
         prev_lo = cur_lo;
@@ -263,8 +242,32 @@ PyObject *vfa_ranges(PyObject *self, PyObject *args) {
         prev_hi = cur_hi;
         cur_hi = swap;
     }
-    Py_END_ALLOW_THREADS
     free(prev);
+    return 0;
+}
+
+PyObject *vfa_ranges(PyObject *self, PyObject *args) {
+    PyObject *area_obj, *lo_obj, *hi_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &area_obj, &lo_obj, &hi_obj)) return NULL;
+    Py_buffer va, vl, vh;
+    if (get_area(area_obj, &va, "area") < 0) return NULL;
+    if (get_area(lo_obj, &vl, "lo") < 0) goto fail_a;
+    if (get_area(hi_obj, &vh, "hi") < 0) goto fail_l;
+    PyObject *result = NULL;
+    const Py_ssize_t h = va.shape[0], w = va.shape[1];
+    if (vl.readonly || vh.readonly || vl.shape[0] != h || vl.shape[1] != w || vh.shape[0] != h ||
+        vh.shape[1] != w) {
+        PyErr_SetString(PyExc_ValueError, "lo and hi must be writable and of the area's size");
+        goto done;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = vfa_ranges3(va.buf, w, h, vl.buf, vh.buf);
+    Py_END_ALLOW_THREADS
+    if (status < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
     result = Py_None;
     Py_INCREF(result);
 done:
@@ -293,19 +296,11 @@ static inline int fits(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h, Py
            inside(v[0] + at, v[4] + to, v[5] + to, tolerance);
 }
 
-typedef struct {
-    Py_ssize_t tile, dx, dy;
-    int near;
-} shift_t;
-
-/* The search of tile_shifts(): displacements tried in order, each on the pixels of the tiles
- * still open; -1 when out of memory, 0 when a tile is left that no displacement nearly
- * explains, else 1 with *count shifts in out. */
-static int search_tiles(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h,
+int vfa_search_tiles(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h,
                         const coord_t *ys, const coord_t *xs, const coord_t *tiles,
                         Py_ssize_t n, const coord_t *totals, Py_ssize_t t,
                         const Py_ssize_t *order, Py_ssize_t k, int tolerance, double misses_share,
-                        double near_share, shift_t *out, Py_ssize_t *count) {
+                        double near_share, vfa_shift_t *out, Py_ssize_t *count) {
     Py_ssize_t *active = malloc(sizeof(Py_ssize_t) * (size_t)(n ? n : 1));
     Py_ssize_t *open = malloc(sizeof(Py_ssize_t) * (size_t)(t ? t : 1));
     Py_ssize_t *misses = calloc((size_t)(t ? t : 1), sizeof(Py_ssize_t));
@@ -344,7 +339,7 @@ static int search_tiles(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h,
             }
             const double allowed = misses_share * (double)totals[j];
             if ((double)m <= (allowed > 2.01 ? allowed : 2.01)) {
-                out[found++] = (shift_t){j, dx, dy, 0};
+                out[found++] = (vfa_shift_t){j, dx, dy, 0};
                 is_open[j] = 0;
             } else {
                 open[still++] = j;
@@ -362,7 +357,7 @@ static int search_tiles(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h,
         if ((double)fewest[open[o]] > near_share * (double)totals[open[o]]) status = 0;
     for (Py_ssize_t o = 0; status && o < opened; o++) {
         const Py_ssize_t j = open[o];
-        out[found++] = (shift_t){j, nearest[2 * j], nearest[2 * j + 1], 1};
+        out[found++] = (vfa_shift_t){j, nearest[2 * j], nearest[2 * j + 1], 1};
     }
     *count = found;
 done:
@@ -388,7 +383,7 @@ PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
     int got = 0, held = 0;
     PyObject *result = NULL;
     Py_ssize_t *order = NULL;
-    shift_t *out = NULL;
+    vfa_shift_t *out = NULL;
     for (; got < 6; got++)
         if (get_area(objs[got], &v[got], names[got]) < 0) goto release;
     const Py_ssize_t h = v[0].shape[0], w = v[0].shape[1];
@@ -421,7 +416,7 @@ PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
     if (!seq) goto release;
     const Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
     order = malloc(sizeof(Py_ssize_t) * 2 * (size_t)(k ? k : 1));
-    out = malloc(sizeof(shift_t) * (size_t)(t ? t : 1));
+    out = malloc(sizeof(vfa_shift_t) * (size_t)(t ? t : 1));
     if (!order || !out) {
         Py_DECREF(seq);
         PyErr_NoMemory();
@@ -442,7 +437,7 @@ PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
     Py_ssize_t count = 0;
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = search_tiles(planes, w, h, ys, xs, tiles, n, totals, t, order, k, tolerance,
+    status = vfa_search_tiles(planes, w, h, ys, xs, tiles, n, totals, t, order, k, tolerance,
                           misses_share, near_share, out, &count);
     Py_END_ALLOW_THREADS
     if (status < 0) {

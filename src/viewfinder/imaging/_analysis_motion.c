@@ -564,25 +564,20 @@ VFA_DOC(vfa_motion_residual_doc,
 
 /* ---- tile_residuals -------------------------------------------------------------------------- */
 
-typedef struct {
-    Py_ssize_t x, y, w, h, dx, dy;
-    double limit;
-} tile_t;
-
 /* The tiles of a list of (x, y, w, h, dx, dy, limit), or NULL with ValueError. */
-static tile_t *read_tiles(PyObject *list, Py_ssize_t *n) {
+static vfa_tile_t *read_tiles(PyObject *list, Py_ssize_t *n) {
     PyObject *seq =
         PySequence_Fast(list, "tiles must be a sequence of (x, y, w, h, dx, dy, limit)");
     if (!seq) return NULL;
     *n = PySequence_Fast_GET_SIZE(seq);
-    tile_t *tiles = malloc(sizeof(tile_t) * (size_t)(*n > 0 ? *n : 1));
+    vfa_tile_t *tiles = malloc(sizeof(vfa_tile_t) * (size_t)(*n > 0 ? *n : 1));
     if (!tiles) {
         Py_DECREF(seq);
         PyErr_NoMemory();
         return NULL;
     }
     for (Py_ssize_t i = 0; i < *n; i++) {
-        tile_t *t = &tiles[i];
+        vfa_tile_t *t = &tiles[i];
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
         if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "nnnnnnd", &t->x, &t->y, &t->w,
                                                       &t->h, &t->dx, &t->dy, &t->limit)) {
@@ -598,11 +593,41 @@ static tile_t *read_tiles(PyObject *list, Py_ssize_t *n) {
 }
 
 /* A tile's window: pad px around it, inside both images once a is displaced by (dx, dy). */
-static box_t tile_window(const tile_t *t, Py_ssize_t pad, Py_ssize_t w, Py_ssize_t h) {
+static box_t tile_window(const vfa_tile_t *t, Py_ssize_t pad, Py_ssize_t w, Py_ssize_t h) {
     const box_t win = {most(most(t->x - pad, t->dx), 0), most(most(t->y - pad, t->dy), 0),
                        least(t->x + t->w + pad, least(w + least(t->dx, 0), w)),
                        least(t->y + t->h + pad, least(h + least(t->dy, 0), h))};
     return win;
+}
+
+int vfa_tiles_over(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
+                   const vfa_tile_t *tiles, Py_ssize_t n, Py_ssize_t pad, double still,
+                   Py_ssize_t *failed) {
+    int ok = 1;
+    *failed = -1;
+    for (Py_ssize_t i = 0; i < n && ok && *failed < 0; i++) {
+        const vfa_tile_t *t = &tiles[i];
+        const box_t win = tile_window(t, pad, w, h);
+        if (win.x1 <= win.x0 || win.y1 <= win.y0) continue;
+        /* The window of b, and of a displaced by (dx, dy), as images of their own. */
+        const pixels_t wa = {a->data + (win.y0 - t->dy) * a->stride + (win.x0 - t->dx) * a->channels,
+                             a->stride, a->channels};
+        const pixels_t wb = {b->data + win.y0 * b->stride + win.x0 * b->channels, b->stride,
+                             b->channels};
+        const Py_ssize_t ww = win.x1 - win.x0, wh = win.y1 - win.y0;
+        const box_t whole = {0, 0, ww, wh};
+        /* The part of the tile a displaced base shows: beside the images' edges, the pixels
+         * the displacement brings in from beyond them are left out. */
+        const box_t inside = {most(t->x - win.x0, 0), most(t->y - win.y0, 0),
+                              least(t->x + t->w - win.x0, ww), least(t->y + t->h - win.y0, wh)};
+        if (inside.x1 <= inside.x0 || inside.y1 <= inside.y0) continue;
+        float worst, unmoved;
+        double motion;
+        ok = window_residual(&wa, &wb, ww, wh, whole, inside, inside, still, &worst, &motion,
+                             &unmoved, STRIPS_ABOVE);
+        if (ok && (double)worst > t->limit) *failed = i;
+    }
+    return ok;
 }
 
 PyObject *vfa_tile_residuals(PyObject *self, PyObject *args) {
@@ -616,7 +641,7 @@ PyObject *vfa_tile_residuals(PyObject *self, PyObject *args) {
     const Py_ssize_t w = va.shape[1], h = va.shape[0];
     PyObject *result = NULL;
     Py_ssize_t n = 0;
-    tile_t *tiles = NULL;
+    vfa_tile_t *tiles = NULL;
     if (a.channels != b.channels) {
         PyErr_SetString(PyExc_ValueError, "a and b must have the same number of channels");
         goto done;
@@ -630,30 +655,9 @@ PyObject *vfa_tile_residuals(PyObject *self, PyObject *args) {
         }
     }
     Py_ssize_t failed = -1;
-    int ok = 1;
+    int ok;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n && ok && failed < 0; i++) {
-        const tile_t *t = &tiles[i];
-        const box_t win = tile_window(t, pad, w, h);
-        if (win.x1 <= win.x0 || win.y1 <= win.y0) continue;
-        /* The window of b, and of a displaced by (dx, dy), as images of their own. */
-        const pixels_t wa = {a.data + (win.y0 - t->dy) * a.stride + (win.x0 - t->dx) * a.channels,
-                             a.stride, a.channels};
-        const pixels_t wb = {b.data + win.y0 * b.stride + win.x0 * b.channels, b.stride,
-                             b.channels};
-        const Py_ssize_t ww = win.x1 - win.x0, wh = win.y1 - win.y0;
-        const box_t whole = {0, 0, ww, wh};
-        /* The part of the tile a displaced base shows: beside the images' edges, the pixels
-         * the displacement brings in from beyond them are left out. */
-        const box_t inside = {most(t->x - win.x0, 0), most(t->y - win.y0, 0),
-                              least(t->x + t->w - win.x0, ww), least(t->y + t->h - win.y0, wh)};
-        if (inside.x1 <= inside.x0 || inside.y1 <= inside.y0) continue;
-        float worst, unmoved;
-        double motion;
-        ok = window_residual(&wa, &wb, ww, wh, whole, inside, inside, still, &worst, &motion,
-                             &unmoved, STRIPS_ABOVE);
-        if (ok && (double)worst > t->limit) failed = i;
-    }
+    ok = vfa_tiles_over(&a, &b, w, h, tiles, n, pad, still, &failed);
     Py_END_ALLOW_THREADS
     if (!ok) {
         PyErr_NoMemory();

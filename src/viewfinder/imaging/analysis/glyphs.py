@@ -23,7 +23,7 @@ import functools
 import numpy as np
 
 from viewfinder.imaging import _analysis
-from viewfinder.imaging.analysis.model import Box, pixels_of
+from viewfinder.imaging.analysis.model import Box
 from viewfinder.imaging.analysis.noise import NOISE_MOVING, NOISE_STILL, STILL
 from viewfinder.imaging.analysis.reach import Reach
 
@@ -60,44 +60,37 @@ def glyphs_redrawn(
     a: np.ndarray, b: np.ndarray, changed: np.ndarray, box: Box, reach: Reach
 ) -> bool:
     """Whether a text-like region's changed pixels (no straight_edge) are its glyphs drawn
-    again, each tile of them displaced by at most GLYPH_SHIFT px (see the module's docstring)."""
-    count = int(changed.sum())
-    if count == 0 or count > reach.area(MAX_PIXELS):
-        return False
-    tile_size = reach.px(TILE)
-    ys, xs = pixels_of(changed)
-    columns = changed.shape[1] // tile_size + 1
-    tiles = (ys // tile_size) * columns + xs // tile_size
-    totals = np.bincount(tiles).astype(np.int32)
-    counted = np.flatnonzero(totals >= MIN_TILE)
-    # Above the scales the allowances were set for, glyphs redrawn leave a few pixels here and
-    # there, regions of a tile or two: each must still be explained tile by tile.
-    if counted.size < (1 if reach.sparse else MIN_TILES):
-        return False
+    again, each tile of them displaced by at most GLYPH_SHIFT px (see the module's docstring).
+
+    The region is cut into tiles of TILE px; those of MIN_TILE changed pixels or more count,
+    and at least MIN_TILES must (above the scales the allowances were set for, glyphs redrawn
+    leave a few pixels here and there, regions of a tile or two: one will do). Each counting
+    tile must then be explained on its own: a displacement of at most GLYPH_SHIFT px under
+    which every changed pixel's colour lies within the base's 3x3 range at p - d, and the
+    base's within the candidate's at p + d (displacements tried shortest first, a tile taking
+    the first that explains it; two stray pixels are allowed in a small tile, TILE_MISSES of a
+    larger one's). Tiles no displacement explains within TILE_MISSES, but one nearly does
+    (NEAR_MISSES), are re-rasterised with a different outline (hinting, light text on a dark
+    page). The displacement found, the sub-pixel rest must be smooth motion: the same residual
+    test as ``noise``, tile by tile, the base displaced by the tile's whole pixels first, within
+    TILE_RESIDUAL, or NOISE_STILL for a tile the displacement explains only nearly. The busiest
+    tiles are judged first: a change of content fails there. The test is the _analysis
+    kernel's (glyph_tiles)."""
     x, y = box[:2]
-    # The busiest tiles first: a change of content fails there, and the rest need not be tried.
-    busiest = counted[np.argsort(-totals[counted])]
-    for group in (busiest[:3], busiest[3:]):
-        if group.size == 0:
-            continue
-        member = np.zeros(totals.size, bool)
-        member[group] = True
-        pick = np.flatnonzero(member[tiles])
-        found = _search(a, b, ys[pick] + y, xs[pick] + x, tiles[pick], totals, reach)
-        if found is None:
-            return False
-        # The displacement found, the sub-pixel rest must be smooth motion: the same residual
-        # test as ``noise``, tile by tile, the base displaced by the tile's whole pixels first.
-        # A tile the displacement explains only nearly must be explained closely by it.
-        shifted = []
-        for tile, (dx, dy, near) in found.items():
-            ty0, tx0 = y + (tile // columns) * tile_size, x + (tile % columns) * tile_size
-            width, height = min(tile_size, x + box[2] - tx0), min(tile_size, y + box[3] - ty0)
-            limit = NOISE_STILL if near else TILE_RESIDUAL
-            shifted.append((tx0, ty0, width, height, dx, dy, limit))
-        if _analysis.tile_residuals(a, b, shifted, reach.px(PAD), STILL) >= 0:
-            return False
-    return True
+    rule = (
+        reach.px(TILE),
+        MIN_TILE,
+        1 if reach.sparse else MIN_TILES,
+        reach.area(MAX_PIXELS),
+        TOLERANCE,
+        reach.px(PAD),
+        TILE_MISSES,
+        NEAR_MISSES,
+        STILL,
+        NOISE_STILL,
+        TILE_RESIDUAL,
+    )
+    return _analysis.glyph_tiles(a, b, changed, x, y, _order(reach.px(GLYPH_SHIFT)), rule)
 
 
 def moved_and_redrawn(
@@ -117,54 +110,3 @@ def moved_and_redrawn(
         return False  # it came from beyond the image's edge
     moved_back = a[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
     return glyphs_redrawn(moved_back, b[y0:y1, x0:x1], changed, (x - x0, y - y0, w, h), reach)
-
-
-def _search(
-    a: np.ndarray,
-    b: np.ndarray,
-    ys: np.ndarray,
-    xs: np.ndarray,
-    tiles: np.ndarray,
-    totals: np.ndarray,
-    reach: Reach,
-) -> dict[int, tuple[int, int, bool]] | None:
-    """The displacement of at most GLYPH_SHIFT px that explains each tile of the changed
-    pixels at (ys, xs), and whether it does so only nearly; None when a tile has none. A pixel
-    is explained by (dx, dy) when the candidate's colour lies within the base's 3x3 range at
-    p - d, and the base's within the candidate's at p + d."""
-    height, width = a.shape[:2]
-    shift = reach.px(GLYPH_SHIFT)
-    x0, y0 = max(int(xs.min()) - shift - 1, 0), max(int(ys.min()) - shift - 1, 0)
-    x1, y1 = min(int(xs.max()) + shift + 2, width), min(int(ys.max()) + shift + 2, height)
-    area_a = a[y0:y1, x0:x1, :3].astype(np.int16)
-    area_b = b[y0:y1, x0:x1, :3].astype(np.int16)
-    lo_a, hi_a = _envelope(area_a)
-    lo_b, hi_b = _envelope(area_b)
-    # Displacements are tried shortest first: a tile takes the first that explains it. Two
-    # stray pixels are allowed in a small tile, TILE_MISSES of a larger one's. Tiles no
-    # displacement explains within TILE_MISSES, but one nearly does, are re-rasterised with a
-    # different outline (hinting, light text on a dark page), for the residual to judge.
-    found = _analysis.tile_shifts(
-        area_a,
-        area_b,
-        lo_a,
-        hi_a,
-        lo_b,
-        hi_b,
-        ys - y0,
-        xs - x0,
-        tiles,
-        totals,
-        _order(shift),
-        TOLERANCE,
-        TILE_MISSES,
-        NEAR_MISSES,
-    )
-    return None if found is None else {tile: (dx, dy, near) for tile, dx, dy, near in found}
-
-
-def _envelope(area: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each pixel's 3x3 neighbourhood's lowest and highest value, channel by channel."""
-    lo, hi = np.empty_like(area), np.empty_like(area)
-    _analysis.ranges(area, lo, hi)
-    return lo, hi
