@@ -17,7 +17,7 @@ from viewfinder.imaging.analysis import Signal, wording
 from viewfinder.imaging.analysis.candidates import Translations
 from viewfinder.imaging.analysis.examine import MAX_ANALYSED, MAX_PARTS, _parts, analyze
 from viewfinder.imaging.analysis.model import Change, pixels_of
-from viewfinder.imaging.analysis.moves import find_move
+from viewfinder.imaging.analysis.moves import find_move, stayed
 from viewfinder.imaging.analysis.reach import SET
 from viewfinder.imaging.analysis.verdict import conclude
 
@@ -296,6 +296,50 @@ def test_a_region_splits_into_its_parts_up_to_max_parts(axis: int) -> None:
             assert area[py : py + ph, px : px + pw].all()
         assert not boxes or sum(w * h for _, _, w, h in boxes) == area.sum()
     assert _parts(marks(MAX_PARTS + 1), SET) is None
+
+
+def dashed_cards(moved: tuple[int, int]) -> bytes:
+    """A pale page with two pale cards, dashed along the top and bottom, a few dark marks near
+    the top of each; the first and second card drawn moved[0] and moved[1] px lower."""
+    page = np.full((260, 220, 3), (246, 248, 250), np.uint8)
+    rng = np.random.default_rng(1)
+    for top, down in zip((10, 130), moved, strict=True):
+        y0, y1 = top + down, top + down + 100
+        page[y0:y1, 10:210] = (255, 248, 197)
+        dashes = [x for x in range(10, 210) if (x - 10) % 6 < 4]
+        page[y0, dashes] = page[y1 - 1, dashes] = (200, 200, 200)
+        page[y0:y1, 10] = page[y0:y1, 209] = (200, 200, 200)
+        for _ in range(6):
+            x, y = rng.integers(18, 190), rng.integers(y0 + 6, y0 + 14)
+            page[y : y + 4, x : x + 12] = (60, 60, 70)
+            page[y - 1, x : x + 12] = (150, 150, 150)
+    return png.encode(page)
+
+
+def test_a_card_moved_a_pixel_is_a_layout_shift_and_the_page_moved_a_pixel_is_noise() -> None:
+    # The card's changes fall into two regions (its top with the marks, its bottom edge),
+    # neither of them bare text: both are the card moved, beside a card that stayed.
+    card = compare(dashed_cards((0, 0)), dashed_cards((0, 1))).analysis
+    assert card is not None and card.kind == "layout_shift"
+    assert len(card.changes) == 2 and {(c.kind, c.dx, c.dy) for c in card.changes} == {
+        ("move", 0, 1)
+    }
+    # Everything a pixel lower: nothing stayed to show the move against.
+    page = compare(dashed_cards((0, 0)), dashed_cards((1, 1))).analysis
+    assert page is not None and page.kind == "noise"
+
+
+def test_stayed_counts_content_outside_the_boxes_that_a_move_would_have_changed() -> None:
+    a = np.full((300, 40, 3), 250, np.uint8)
+    a[20:24, 5:35] = 30  # a bar the move (0, 1) changes at its top and bottom rows
+    a[280:284, 5:35] = 30  # another, beyond the first band of rows read
+    b = a.copy()
+    assert stayed(a, b, [], 0, 1, SET)
+    assert stayed(a, b, [(0, 0, 40, 30)], 0, 1, SET)  # the second bar is outside the box
+    assert not stayed(a, b, [(0, 0, 40, 30), (0, 270, 40, 20)], 0, 1, SET)
+    assert not stayed(a, b, [], 1, 0, SET)  # moved sideways, the bars' ends change 8 px only
+    b[279:285] = np.roll(a, 1, axis=0)[279:285]  # the second bar moved too
+    assert not stayed(a, b, [(0, 0, 40, 30)], 0, 1, SET)
 
 
 def test_content_that_grew_and_pushed_the_rest_down_is_a_content_change() -> None:

@@ -21,7 +21,9 @@ Each changed region is examined on its own, in this order:
   turned plain (a broken image), is a regression signal.
 
 The whole pair then gets its kind, verdict and words: content inserted above what moved down
-pushed it; vanished pieces along one line are content cut off.
+pushed it; vanished pieces along one line are content cut off. A pair whose every region is
+noise may be one block moved a whole pixel: when no region is bare text, one translation of a
+pixel explains each exactly, and content beside them stayed put, it is a layout change.
 
 Before any of this, while comparing, ``tint`` makes the pixels of an area tinted visibly from
 one colour to another changed pixels, however small each delta (a colour change).

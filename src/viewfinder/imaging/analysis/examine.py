@@ -36,6 +36,7 @@ from viewfinder.imaging.analysis.moves import (
     find_move,
     known_move,
     overlapping,
+    stayed,
     swept,
 )
 from viewfinder.imaging.analysis.noise import is_noise, noise_run
@@ -171,8 +172,8 @@ def analyze(
         found = examine(a, b, labels, (x, y, w, h), count, tuple(known), reach, seen=seen)
         if not (len(found) == 1 and _plain(found[0])):
             changes[at : at + 1] = [replace(c, region=index) for c in found]
-    if len(changes) == 1 and changes[0].kind == "noise":
-        changes = _nudged(a, b, labels, changes[0], reach)
+    if changes and all(c.kind == "noise" for c in changes):
+        changes = _nudged(a, b, labels, changes, reach)
     return conclude(changes, width, height, compared_pixels, changed_pixels)
 
 
@@ -367,22 +368,37 @@ def _parts(changed: np.ndarray, reach: Reach) -> list[tuple[int, int, int, int]]
 
 
 def _nudged(
-    a: np.ndarray, b: np.ndarray, labels: np.ndarray, c: Change, reach: Reach
+    a: np.ndarray, b: np.ndarray, labels: np.ndarray, noise: list[Change], reach: Reach
 ) -> list[Change]:
-    """A lone region explained as sub-pixel motion may be one block moved by a whole pixel:
-    that is a layout change, while a sub-pixel offset of the page moves many regions."""
-    box = (c.x, c.y, c.width, c.height)
-    view = labels[c.y : c.y + c.height, c.x : c.x + c.width]
-    changed = view == _native.LABEL_NOISE
-    if _text_like(labels, box, reach):
+    """Regions explained as sub-pixel motion may be one block moved by a whole pixel (its edges,
+    its fill's edges and what it holds): that is a layout change a person sees, as it breaks
+    the block's alignment with its neighbours. They are a move when none is bare text, one
+    translation of at most a pixel explains each of them exactly, and content outside them
+    that the translation would have changed stayed where it was: a sub-pixel offset of the
+    page, drawn a whole pixel off, moves everything."""
+    boxes = [(c.x, c.y, c.width, c.height) for c in noise]
+    # Smallest first: on a page drawn again a fraction of a pixel off, the smallest regions
+    # are its text's, and the first of them settles it.
+    if any(_text_like(labels, box, reach) for box in reversed(boxes)):
         # A paragraph a pixel off is its glyphs redrawn (see glyphs): even a whole-pixel copy
         # of part of a line is what a text block rotated by 0.02 degree shows, its glyph runs
         # snapped to whole pixels one by one.
-        return [c]
-    move = None
-    if c.changed_pixels >= reach.area(MOVE_MIN_PIXELS):
-        move = find_move(a, b, changed, box, reach)
-    if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:
-        return [c]
-    view[changed] = _native.LABEL_MOVED
-    return [replace(c, kind="move", dx=move.dx, dy=move.dy)]
+        return noise
+    vectors, explained = set(), []
+    for c, (x, y, w, h) in zip(noise, boxes, strict=True):
+        changed = labels[y : y + h, x : x + w] == _native.LABEL_NOISE
+        move = None
+        if c.changed_pixels >= reach.area(MOVE_MIN_PIXELS):
+            move = find_move(a, b, changed, (x, y, w, h), reach)
+        if move is None or move.share < MOVE_EXPLAINED or max(abs(move.dx), abs(move.dy)) > 1:
+            return noise
+        vectors.add((move.dx, move.dy))
+        explained.append(changed)
+    if len(vectors) > 1:
+        return noise
+    ((dx, dy),) = vectors
+    if not stayed(a, b, boxes, dx, dy, reach):
+        return noise
+    for (x, y, w, h), changed in zip(boxes, explained, strict=True):
+        labels[y : y + h, x : x + w][changed] = _native.LABEL_MOVED
+    return [replace(c, kind="move", dx=dx, dy=dy) for c in noise]

@@ -195,6 +195,38 @@ def _known(
     )
 
 
+def stayed(a: np.ndarray, b: np.ndarray, boxes: list[Box], dx: int, dy: int, reach: Reach) -> bool:
+    """Whether content outside the boxes that a move of (dx, dy) would have changed is drawn
+    where it was (within 3 levels): neighbours that stayed put, so what moved in the boxes is
+    a block, not the whole page drawn a pixel off (which changes content everywhere, if only
+    faintly). Read a band of rows at a time: it stops at the first neighbours found, and a
+    screenshot of any size needs little memory."""
+    height, width = a.shape[:2]
+    x0, x1 = max(dx, 0), width + min(dx, 0)
+    y0, y1 = max(dy, 0), height + min(dy, 0)
+    found = 0
+    for top in range(y0, y1, 64):
+        bottom = min(top + 64, y1)
+        here = a[top:bottom, x0:x1]
+        before = a[top - dy : bottom - dy, x0 - dx : x1 - dx]
+        now = b[top:bottom, x0:x1]
+        shows = np.ones((bottom - top, x1 - x0), bool)
+        for x, y, w, h in boxes:
+            # The pixel around a box too: a box is drawn tight around what changed.
+            rows = slice(max(y - 1 - top, 0), max(y + h + 1 - top, 0))
+            shows[rows, max(x - 1 - x0, 0) : max(x + w + 1 - x0, 0)] = False
+        moves = np.zeros_like(shows)
+        # Channel by channel, |u - v| as max - min of the uint8 values (no wider copy).
+        for c in range(3):
+            u, v, w = here[..., c], before[..., c], now[..., c]
+            moves |= np.maximum(u, v) - np.minimum(u, v) > INK
+            shows &= np.maximum(u, w) - np.minimum(u, w) <= 3
+        found += int(np.count_nonzero(shows & moves))
+        if found >= reach.area(MOVE_MIN_PIXELS):
+            return True
+    return False
+
+
 def accepted(move: Move | None, changed: np.ndarray) -> bool:
     """Whether a move explains the region: most of it, or part of it beside a band of
     inserted content that pushed it."""
