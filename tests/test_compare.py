@@ -136,6 +136,28 @@ def test_masking_everything_gives_a_ratio_of_zero(pair: tuple[np.ndarray, np.nda
     assert not result.changed
 
 
+@pytest.mark.parametrize("channels", [3, 4])
+def test_two_threads_label_a_heavily_changed_pair_as_one_does(channels: int) -> None:
+    # Noise over most of the image puts thousands of pixels through the anti-aliasing test, so
+    # the second thread starts and the two share the rows; masked pixels stay masked.
+    rng = np.random.default_rng(channels)
+    a = rng.integers(0, 256, (301, 257, channels), dtype=np.uint8)
+    b = a.copy()
+    b[40:300:3] = rng.integers(0, 256, b[40:300:3].shape, dtype=np.uint8)
+    b[5, :200] ^= 0x40
+    found = []
+    for threads in (1, 2):
+        labels = np.zeros((301, 257), np.uint8)
+        labels[100:150, 50:90] = _native.LABEL_MASKED
+        counts = _native.classify(a, b, 257, 301, 35215 * 0.01, False, True, labels, threads)
+        found.append((counts, labels))
+    (one, once), (two, twice) = found
+    assert one == two and np.array_equal(once, twice)
+    assert one[0] + one[1] + one[2] > 2000 and one[4] > 0
+    with pytest.raises(ValueError, match="threads must be 1 or 2"):
+        _native.classify(a, b, 257, 301, 352.0, False, True, once, 3)
+
+
 @given(image_pairs(same_size=False))
 def test_regions_cover_every_changed_pixel(pair: tuple[np.ndarray, np.ndarray]) -> None:
     result = compare(encode(pair[0]), encode(pair[1]))

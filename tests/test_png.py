@@ -23,7 +23,7 @@ from tests.pngs import (
     with_rows,
 )
 from viewfinder.errors import ImageTooLarge, InvalidImage
-from viewfinder.imaging import Limits, decode, png, read_header
+from viewfinder.imaging import Limits, cores, decode, png, read_header
 
 
 @pytest.fixture
@@ -383,14 +383,14 @@ def test_a_pair_decodes_as_each_alone_and_errors_name_their_image(
 def test_a_process_of_one_a_core_decodes_a_pair_on_its_own_thread(
     rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(png, "_side_by_side", True)  # put back after the test
+    monkeypatch.setattr(cores, "_spread", True)  # put back after the test
 
     def no_threads() -> None:
         raise AssertionError("decoded on another thread")
 
     base = make_png(random_image(rng, 1024, 1024, 3))
     candidate = make_png(random_image(rng, 1024, 1024, 3))
-    png.decode_one_at_a_time()
+    cores.keep_to_one()
     monkeypatch.setattr(png, "_pair_threads", no_threads)
     a, b = png.decode_pair(base, candidate)
     assert np.array_equal(a, decode(base)) and np.array_equal(b, decode(candidate))

@@ -48,7 +48,7 @@ def serve(
     from sqlalchemy.exc import SQLAlchemyError
 
     from viewfinder.app import create_app
-    from viewfinder.imaging import png
+    from viewfinder.imaging import cores
     from viewfinder.services import people, projects
     from viewfinder.services.env import Env
 
@@ -90,7 +90,7 @@ def serve(
             f"--data-dir {data_dir}"
         )
     # Comparisons are the workers' (one a core): the odd one made here keeps to its thread.
-    png.decode_one_at_a_time()
+    cores.keep_to_one()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
 
@@ -169,7 +169,7 @@ def run_worker(
     import signal
     import threading
 
-    from viewfinder.imaging import png
+    from viewfinder.imaging import cores
     from viewfinder.jobs import worker
     from viewfinder.runtime import tune_allocator
     from viewfinder.services import background
@@ -178,7 +178,7 @@ def run_worker(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(message)s")
     announce("supervised worker" if supervised else "worker", settings)
     tune_allocator()
-    png.decode_one_at_a_time()  # one worker a core: its comparisons keep to one
+    cores.keep_to_one()  # one worker a core: its comparisons keep to one
     background.register()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -40,7 +40,7 @@ typedef struct {
 } image_t;
 
 /* A uint8 image of shape (height, width, 3 or 4) with contiguous rows (see get_uint8_image),
- * viewed as `im` with no sibling memo, or ValueError naming it and -1. */
+ * viewed as `im`, or ValueError naming it and -1. */
 int vfn_get_image(PyObject *obj, Py_buffer *view, image_t *im, int *channels, const char *name);
 /* A 2-D uint8 array with contiguous rows, writable if asked, or ValueError naming it and -1. */
 int vfn_get_plane(PyObject *obj, Py_buffer *view, int writable, const char *name);

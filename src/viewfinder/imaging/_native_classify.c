@@ -10,6 +10,8 @@
 #include "_native.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 typedef struct {
@@ -203,18 +205,17 @@ typedef struct {
     image_t a, b;
     Py_ssize_t w, h;
     double max_delta;
-    int include_aa, checkerboard;
+    int include_aa, checkerboard, channels;
     uint8_t *labels;
     Py_ssize_t lstride;
-    Py_ssize_t counts[LABEL_COUNT];
 } classify_t;
 
-ALWAYS_INLINE void classify_pixel(classify_t *job, uint8_t *lrow, Py_ssize_t x, Py_ssize_t y,
-                                  const int ch) {
+ALWAYS_INLINE void classify_pixel(const classify_t *job, uint8_t *lrow, Py_ssize_t x,
+                                  Py_ssize_t y, const int ch, Py_ssize_t *counts) {
     const image_t *a = &job->a, *b = &job->b;
     if (load_u32(a, x, y, ch) == load_u32(b, x, y, ch)) return;
     if (lrow[x] == LABEL_MASKED) {
-        job->counts[LABEL_MASKED]++;
+        counts[LABEL_MASKED]++;
         return;
     }
     double delta = color_delta(load_rgba(a, x, y, ch), load_rgba(b, x, y, ch), (y * job->w + x) * 4,
@@ -231,13 +232,32 @@ ALWAYS_INLINE void classify_pixel(classify_t *job, uint8_t *lrow, Py_ssize_t x, 
         label = LABEL_SUBTLE;
     }
     lrow[x] = (uint8_t)label;
-    job->counts[label]++;
+    counts[label]++;
 }
 
-ALWAYS_INLINE void classify_rows(classify_t *job, const int ch) {
-    Py_ssize_t nbytes = job->w * ch;
-    for (Py_ssize_t y = 0; y < job->h; y++) {
-        const uint8_t *ra = job->a.data + y * job->a.stride, *rb = job->b.data + y * job->b.stride;
+/* Rows are labelled in chunks of this many, each thread taking the next chunk left when it is
+ * done with one: changes cluster (a paragraph, a card), and fixed halves would leave one thread
+ * idle while the other labels them. */
+#define CHUNK_ROWS 8
+/* Pixels given the anti-aliasing test (the costly part, about 0.1 us each) after which a second
+ * thread is started, when one may be: a thread costs some 40 us to start and stop, more than
+ * the whole classification of a pair with a few small changes. */
+#define HELP_AFTER 2000
+
+typedef struct {
+    const classify_t *job;
+    atomic_size_t *next; /* the next chunk to take */
+    Py_ssize_t counts[LABEL_COUNT];
+} share_t;
+
+/* The rows of the chunk starting at row `top`. */
+ALWAYS_INLINE void classify_chunk(share_t *share, Py_ssize_t top, const int ch) {
+    const classify_t *job = share->job;
+    const Py_ssize_t nbytes = job->w * ch;
+    const Py_ssize_t bottom = top + CHUNK_ROWS < job->h ? top + CHUNK_ROWS : job->h;
+    for (Py_ssize_t y = top; y < bottom; y++) {
+        const uint8_t *ra = job->a.data + y * job->a.stride;
+        const uint8_t *rb = job->b.data + y * job->b.stride;
         /* Most rows of two screenshots are identical: one memcmp settles them. */
         if (memcmp(ra, rb, (size_t)nbytes) == 0) continue;
         uint8_t *lrow = job->labels + y * job->lstride;
@@ -253,28 +273,72 @@ ALWAYS_INLINE void classify_rows(classify_t *job, const int ch) {
             }
             Py_ssize_t first = i / ch, last = (end - 1) / ch;
             for (Py_ssize_t x = first > next ? first : next; x <= last; x++)
-                classify_pixel(job, lrow, x, y, ch);
+                classify_pixel(job, lrow, x, y, ch, share->counts);
             next = last + 1;
         }
     }
 }
 
-static void classify_rgb(classify_t *job) { classify_rows(job, 3); }
-static void classify_rgba(classify_t *job) { classify_rows(job, 4); }
+static void classify_chunk_rgb(share_t *share, Py_ssize_t top) { classify_chunk(share, top, 3); }
+static void classify_chunk_rgba(share_t *share, Py_ssize_t top) { classify_chunk(share, top, 4); }
+
+/* Takes the next chunk and labels it: 0 once none is left. */
+static int take_chunk(share_t *share) {
+    const Py_ssize_t top = (Py_ssize_t)atomic_fetch_add(share->next, 1) * CHUNK_ROWS;
+    if (top >= share->job->h) return 0;
+    if (share->job->channels == 3) classify_chunk_rgb(share, top);
+    else classify_chunk_rgba(share, top);
+    return 1;
+}
+
+static void *help(void *arg) {
+    while (take_chunk(arg)) continue;
+    return NULL;
+}
+
+/* The job's rows labelled, the counts added to counts. With threads == 2 a second thread is
+ * started once this one has found HELP_AFTER pixels worth the anti-aliasing test, and both take
+ * chunks until none is left (this one alone when the thread cannot be started). Each pixel's
+ * label depends only on the images and its own label, so the threads never touch one
+ * another's. */
+static void classify_parts(const classify_t *job, int threads, Py_ssize_t *counts) {
+    atomic_size_t next = 0;
+    share_t shares[2] = {{job, &next, {0}}, {job, &next, {0}}};
+    const Py_ssize_t *found = shares[0].counts;
+    pthread_t helper;
+    int helped = 0, may_help = threads > 1;
+    while (take_chunk(&shares[0])) {
+        if (may_help && found[LABEL_CHANGED] + found[LABEL_DARKER] + found[LABEL_AA] >= HELP_AFTER) {
+            helped = pthread_create(&helper, NULL, help, &shares[1]) == 0;
+            may_help = 0;
+        }
+    }
+    if (helped) pthread_join(helper, NULL);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < LABEL_COUNT; k++) counts[k] += shares[i].counts[k];
+}
 
 VFN_DOC(vfn_classify_doc,
-             "classify(a, b, width, height, max_delta, include_aa, checkerboard, labels)\n"
+             "classify(a, b, width, height, max_delta, include_aa, checkerboard, labels,\n"
+             "threads=1)\n"
              "--\n\n"
              "Label the differing pixels of the top-left width x height area of two images with\n"
              "the same channel count. Pixels already labelled masked are skipped. Returns the\n"
-             "counts (changed, darker, antialiased, subtle, masked) of differing pixels.");
+             "counts (changed, darker, antialiased, subtle, masked) of differing pixels. With\n"
+             "threads=2, a second thread shares the rows once many pixels have needed the\n"
+             "anti-aliasing test.");
 
 PyObject *vfn_classify(PyObject *self, PyObject *args) {
     PyObject *a_obj, *b_obj, *labels_obj;
     classify_t job = {0};
-    if (!PyArg_ParseTuple(args, "OOnndppO", &a_obj, &b_obj, &job.w, &job.h, &job.max_delta,
-                          &job.include_aa, &job.checkerboard, &labels_obj))
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "OOnndppO|i", &a_obj, &b_obj, &job.w, &job.h, &job.max_delta,
+                          &job.include_aa, &job.checkerboard, &labels_obj, &threads))
         return NULL;
+    if (threads < 1 || threads > 2) {
+        PyErr_SetString(PyExc_ValueError, "threads must be 1 or 2");
+        return NULL;
+    }
     Py_buffer va, vb, vl;
     int ca, cb;
     if (vfn_get_image(a_obj, &va, &job.a, &ca, "a") < 0) return NULL;
@@ -292,18 +356,16 @@ PyObject *vfn_classify(PyObject *self, PyObject *args) {
     }
     job.labels = vl.buf;
     job.lstride = vl.strides[0];
+    job.channels = ca;
+    Py_ssize_t counts[LABEL_COUNT] = {0};
     Py_BEGIN_ALLOW_THREADS
-    if (ca == 3)
-        classify_rgb(&job);
-    else
-        classify_rgba(&job);
+    classify_parts(&job, threads, counts);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&vl);
     PyBuffer_Release(&vb);
     PyBuffer_Release(&va);
-    return Py_BuildValue("nnnnn", job.counts[LABEL_CHANGED], job.counts[LABEL_DARKER],
-                         job.counts[LABEL_AA], job.counts[LABEL_SUBTLE],
-                         job.counts[LABEL_MASKED]);
+    return Py_BuildValue("nnnnn", counts[LABEL_CHANGED], counts[LABEL_DARKER], counts[LABEL_AA],
+                         counts[LABEL_SUBTLE], counts[LABEL_MASKED]);
 fail_l:
     PyBuffer_Release(&vl);
 fail_b:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 
 from viewfinder.errors import InvalidImage, InvalidInput
-from viewfinder.imaging import _native, diffimage, png
+from viewfinder.imaging import _native, cores, diffimage, png
 from viewfinder.imaging.analysis import IDENTICAL, Analysis, analyze, subtle_only
 from viewfinder.imaging.analysis.reach import MAX_SCALE, MIN_SCALE, reach_for
 from viewfinder.imaging.analysis.tint import TINT_MIN_PIXELS, mark_tints
@@ -226,7 +226,15 @@ def compare(
         labels[y0:y1, x0:x1] = _native.LABEL_MASKED
     masked = union_area(clipped)
     changed, darker, aa, subtle, masked_differing = _native.classify(
-        a, b, overlap_w, overlap_h, max_delta(options.threshold), options.include_aa, True, labels
+        a,
+        b,
+        overlap_w,
+        overlap_h,
+        max_delta(options.threshold),
+        options.include_aa,
+        True,
+        labels,
+        2 if cores.may_spread() else 1,
     )
     identical = same_size and changed + darker + aa + subtle + masked_differing == 0
     if subtle >= TINT_MIN_PIXELS:

@@ -23,7 +23,7 @@ import numpy as np
 from zlib_ng import zlib_ng
 
 from viewfinder.errors import ImageTooLarge, InvalidImage
-from viewfinder.imaging import _native
+from viewfinder.imaging import _native, cores
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -253,16 +253,6 @@ def decode(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "image")
 PAIR_PIXELS = 1 << 19
 _pair_lock = threading.Lock()
 _pair_pool: ThreadPoolExecutor | None = None
-_side_by_side = True
-
-
-def decode_one_at_a_time() -> None:
-    """From now on decode a pair's images one after the other, in this process: for processes
-    that run one a core already (the server's API process and workers), where a second thread
-    would only take a core from another comparison (bench.scale, four workers on two cores: 43
-    comparisons/s decoding side by side, 58 one at a time)."""
-    global _side_by_side
-    _side_by_side = False
 
 
 def decode_pair(
@@ -277,7 +267,7 @@ def decode_pair(
             read_header(candidate, limits, name="candidate"),
         )
     )
-    if smaller < PAIR_PIXELS or not _side_by_side:
+    if smaller < PAIR_PIXELS or not cores.may_spread():
         return decode(base, limits, name="base"), decode(candidate, limits, name="candidate")
     second = _pair_threads().submit(decode, candidate, limits, name="candidate")
     try:

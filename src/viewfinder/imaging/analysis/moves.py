@@ -216,11 +216,11 @@ def stayed(a: np.ndarray, b: np.ndarray, boxes: list[Box], dx: int, dy: int, rea
             rows = slice(max(y - 1 - top, 0), max(y + h + 1 - top, 0))
             shows[rows, max(x - 1 - x0, 0) : max(x + w + 1 - x0, 0)] = False
         moves = np.zeros_like(shows)
-        # Channel by channel, |u - v| as max - min of the uint8 values (no wider copy).
+        # Channel by channel, each difference as max - min of the uint8 values (no wider copy).
         for c in range(3):
-            u, v, w = here[..., c], before[..., c], now[..., c]
-            moves |= np.maximum(u, v) - np.minimum(u, v) > INK
-            shows &= np.maximum(u, w) - np.minimum(u, w) <= 3
+            was, came, drawn = here[..., c], before[..., c], now[..., c]
+            moves |= np.maximum(was, came) - np.minimum(was, came) > INK
+            shows &= np.maximum(was, drawn) - np.minimum(was, drawn) <= 3
         found += int(np.count_nonzero(shows & moves))
         if found >= reach.area(MOVE_MIN_PIXELS):
             return True
