@@ -94,6 +94,9 @@ typedef struct {
 } vfa_tile_t;
 
 int vfa_ranges3(const int16_t *a, Py_ssize_t w, Py_ssize_t h, int16_t *lo, int16_t *hi);
+/* The displacements of a sequence of (dx, dy) pairs, dx and dy alternating (free() it), with
+ * their number in *k; NULL and TypeError (or MemoryError). */
+Py_ssize_t *vfa_read_order(PyObject *obj, Py_ssize_t *k);
 int vfa_search_tiles(const int16_t *const v[6], Py_ssize_t w, Py_ssize_t h, const coord_t *ys,
                      const coord_t *xs, const coord_t *tiles, Py_ssize_t n, const coord_t *totals,
                      Py_ssize_t t, const Py_ssize_t *order, Py_ssize_t k, int tolerance,

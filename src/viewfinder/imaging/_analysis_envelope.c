@@ -370,6 +370,31 @@ done:
     return status;
 }
 
+Py_ssize_t *vfa_read_order(PyObject *obj, Py_ssize_t *k) {
+    PyObject *seq = PySequence_Fast(obj, "order must be a sequence of (dx, dy)");
+    if (!seq) return NULL;
+    *k = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t *order = malloc(sizeof(Py_ssize_t) * 2 * (size_t)(*k ? *k : 1));
+    if (!order) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t d = 0; d < *k; d++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, d);
+        if (!PyTuple_Check(item) ||
+            !PyArg_ParseTuple(item, "nn", &order[2 * d], &order[2 * d + 1])) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "order must be a sequence of (dx, dy) pairs");
+            Py_DECREF(seq);
+            free(order);
+            return NULL;
+        }
+    }
+    Py_DECREF(seq);
+    return order;
+}
+
 PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
     PyObject *objs[6], *ys_obj, *xs_obj, *tiles_obj, *totals_obj, *order_obj;
     int tolerance;
@@ -412,27 +437,13 @@ PyObject *vfa_tile_shifts(PyObject *self, PyObject *args) {
             goto release;
         }
     }
-    PyObject *seq = PySequence_Fast(order_obj, "order must be a sequence of (dx, dy)");
-    if (!seq) goto release;
-    const Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
-    order = malloc(sizeof(Py_ssize_t) * 2 * (size_t)(k ? k : 1));
+    Py_ssize_t k = 0;
+    if (!(order = vfa_read_order(order_obj, &k))) goto release;
     out = malloc(sizeof(vfa_shift_t) * (size_t)(t ? t : 1));
-    if (!order || !out) {
-        Py_DECREF(seq);
+    if (!out) {
         PyErr_NoMemory();
         goto release;
     }
-    for (Py_ssize_t d = 0; d < k; d++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, d);
-        if (!PyTuple_Check(item) ||
-            !PyArg_ParseTuple(item, "nn", &order[2 * d], &order[2 * d + 1])) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_TypeError, "order must be a sequence of (dx, dy) pairs");
-            Py_DECREF(seq);
-            goto release;
-        }
-    }
-    Py_DECREF(seq);
     const int16_t *const planes[6] = {v[0].buf, v[1].buf, v[2].buf, v[3].buf, v[4].buf, v[5].buf};
     Py_ssize_t count = 0;
     int status;

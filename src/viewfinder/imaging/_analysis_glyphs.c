@@ -181,31 +181,13 @@ PyObject *vfa_glyph_tiles(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "the tile size must be 1 px or more");
         return NULL;
     }
-    PyObject *seq = PySequence_Fast(order_obj, "order must be a sequence of (dx, dy)");
-    if (!seq) return NULL;
-    const Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
-    Py_ssize_t *order = malloc(sizeof(Py_ssize_t) * 2 * (size_t)(k ? k : 1));
-    if (!order) {
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
+    Py_ssize_t k = 0, shift = 0;
+    Py_ssize_t *order = vfa_read_order(order_obj, &k);
+    if (!order) return NULL;
+    for (Py_ssize_t i = 0; i < 2 * k; i++) {
+        const Py_ssize_t along = order[i] < 0 ? -order[i] : order[i];
+        if (along > shift) shift = along;
     }
-    Py_ssize_t shift = 0;
-    for (Py_ssize_t d = 0; d < k; d++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, d);
-        if (!PyTuple_Check(item) ||
-            !PyArg_ParseTuple(item, "nn", &order[2 * d], &order[2 * d + 1])) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_TypeError, "order must be a sequence of (dx, dy) pairs");
-            Py_DECREF(seq);
-            free(order);
-            return NULL;
-        }
-        for (int c = 0; c < 2; c++) {
-            const Py_ssize_t along = order[2 * d + c] < 0 ? -order[2 * d + c] : order[2 * d + c];
-            if (along > shift) shift = along;
-        }
-    }
-    Py_DECREF(seq);
     placed_t p;
     if (vfa_get_placed(a_obj, b_obj, mask_obj, x, y, &p) < 0) {
         free(order);
