@@ -464,6 +464,25 @@ def test_rank_picks_the_translation_its_definition_does(channels: int, exact: bo
     assert _analysis.rank(a, b, ys, xs, decoys | {(5, -3)}, exact) == expected
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_rank_keeps_the_best_four_that_decide_any_larger_set(seed: int) -> None:
+    # A region's second look ranks the translations of its first and the moves found since:
+    # the first's best four and the new ones must pick as all of them would.
+    a, b = moved_block(3, seed)
+    ys, xs = (v.astype(np.int32) for v in np.nonzero((a != b).any(axis=2)))
+    rng = np.random.default_rng(seed)
+    for sample in (slice(None), slice(None, 300), slice(None, None, 7)):
+        sy, sx = ys[sample].copy(), xs[sample].copy()
+        first = {(int(dx), int(dy)) for dx, dy in rng.integers(-12, 13, (80, 2))}
+        added = {(int(dx), int(dy)) for dx, dy in rng.integers(-12, 13, (3, 2))} | {(5, -3)}
+        pick, best = _analysis.rank(a, b, sy, sx, first, False, True)
+        assert pick == _analysis.rank(a, b, sy, sx, first, False) and pick in best
+        assert len(best) == 4 and set(best) <= first
+        whole = _analysis.rank(a, b, sy, sx, first | added, False)
+        assert _analysis.rank(a, b, sy, sx, set(best) | added, False) == whole
+        assert _analysis.rank(a, b, sy, sx, first, True, True)[1] == []
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_rank_gives_up_only_translations_that_could_not_win(seed: int) -> None:
     """Stripes and blocks of two colours: many translations explain the same number of pixels,

@@ -1,4 +1,5 @@
 from collections.abc import Iterable
+from typing import Literal, overload
 
 import numpy as np
 
@@ -67,6 +68,7 @@ def ink_bounds(
     left: np.ndarray,
     right: np.ndarray,
 ) -> int: ...
+@overload
 def rank(
     a: np.ndarray,
     b: np.ndarray,
@@ -74,7 +76,18 @@ def rank(
     xs: np.ndarray,
     tried: Iterable[tuple[int, int]],
     exact: bool,
+    keep: Literal[False] = False,
 ) -> tuple[int, int] | None: ...
+@overload
+def rank(
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    tried: Iterable[tuple[int, int]],
+    exact: bool,
+    keep: Literal[True],
+) -> tuple[tuple[int, int] | None, list[tuple[int, int]]]: ...
 def carried(
     a: np.ndarray,
     b: np.ndarray,

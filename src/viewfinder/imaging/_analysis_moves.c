@@ -203,8 +203,13 @@ static Py_ssize_t most_explained(const sample_t *s, Py_ssize_t step, vector_t *v
 
 /* The pick among k translations (sorted shortest first), or -1. Exact: the first that explains
  * every one of a sample of at most 4096 pixels both ways. Ranked: all are scored on a sample
- * of about 256 pixels, the best four on about 4096, the winner being the first of the best. */
-static Py_ssize_t pick(const sample_t *s, vector_t *v, Py_ssize_t k, int exact) {
+ * of about 256 pixels, the best four on about 4096, the winner being the first of the best;
+ * those four, best first, are copied to best (if given) and their number to *held. The pick
+ * among any translations that include these k is the pick among those four and the others:
+ * each is scored alone, so none of the rest could enter the four. */
+static Py_ssize_t pick(const sample_t *s, vector_t *v, Py_ssize_t k, int exact, vector_t *best,
+                       Py_ssize_t *held) {
+    if (held) *held = 0;
     if (k == 0) return -1;
     if (exact) {
         const Py_ssize_t step = s->n / 4096 > 1 ? s->n / 4096 : 1;
@@ -216,6 +221,10 @@ static Py_ssize_t pick(const sample_t *s, vector_t *v, Py_ssize_t k, int exact) 
     for (int round = 0; round < 2; round++) {
         const Py_ssize_t step = s->n / sizes[round] > 1 ? s->n / sizes[round] : 1;
         k = most_explained(s, step, v, k, keeps[round]);
+        if (round == 0 && best) {
+            memcpy(best, v, sizeof(vector_t) * (size_t)k);
+            *held = k;
+        }
         if (step == 1) break;
     }
     return 0;
@@ -279,8 +288,9 @@ static int get_sample(PyObject *ys_obj, PyObject *xs_obj, Py_buffer *vy, Py_buff
 
 PyObject *vfa_rank(PyObject *self, PyObject *args) {
     PyObject *a_obj, *b_obj, *ys_obj, *xs_obj, *tried;
-    int exact;
-    if (!PyArg_ParseTuple(args, "OOOOOp", &a_obj, &b_obj, &ys_obj, &xs_obj, &tried, &exact))
+    int exact, keep = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOp|p", &a_obj, &b_obj, &ys_obj, &xs_obj, &tried, &exact,
+                          &keep))
         return NULL;
     Py_buffer va, vb, vy, vx;
     pixels_t a, b;
@@ -291,15 +301,24 @@ PyObject *vfa_rank(PyObject *self, PyObject *args) {
     vector_t *v = NULL;
     const Py_ssize_t k = read_vectors(tried, &v);
     if (k >= 0) {
-        Py_ssize_t at;
+        Py_ssize_t at, held = 0;
+        vector_t best[4];
         Py_BEGIN_ALLOW_THREADS
-        at = pick(&s, v, k, exact);
+        at = pick(&s, v, k, exact, keep ? best : NULL, keep ? &held : NULL);
         Py_END_ALLOW_THREADS
-        if (at < 0) {
-            result = Py_None;
-            Py_INCREF(result);
+        PyObject *found = at < 0 ? Py_NewRef(Py_None) : Py_BuildValue("(nn)", v[at].dx, v[at].dy);
+        if (keep && found) {
+            PyObject *top = PyList_New(held);
+            for (Py_ssize_t j = 0; top && j < held; j++) {
+                PyObject *d = Py_BuildValue("(nn)", best[j].dx, best[j].dy);
+                if (!d) Py_CLEAR(top);
+                else PyList_SET_ITEM(top, j, d);
+            }
+            result = top ? PyTuple_Pack(2, found, top) : NULL;
+            Py_XDECREF(top);
+            Py_DECREF(found);
         } else {
-            result = Py_BuildValue("(nn)", v[at].dx, v[at].dy);
+            result = found;
         }
         free(v);
     }
@@ -312,13 +331,16 @@ fail:
 }
 
 VFA_DOC(vfa_rank_doc,
-        "rank(a, b, ys, xs, tried, exact) -> (dx, dy) or None\n\n"
+        "rank(a, b, ys, xs, tried, exact, keep=False) -> (dx, dy) or None\n\n"
         "Of the translations in tried, taken shortest first (|dx| + |dy|, then dx, then dy), the\n"
         "one that best explains the pixels (ys[i], xs[i]): where b shows a's colour from p - d\n"
         "(arrived) and a's colour shows in b at p + d (left), within 3 levels per channel.\n"
         "exact: the first that explains every one of a sample of at most 4096 of the pixels both\n"
         "ways, or None. Otherwise: all ranked by (arrived, left) on a sample of about 256, the\n"
-        "best four again on about 4096, ties to the shorter; None only when tried is empty.");
+        "best four again on about 4096, ties to the shorter; None only when tried is empty.\n"
+        "keep: (the pick, the best four of the ranked first round, best first; none when\n"
+        "exact); the pick among any translations that include tried is the pick among those\n"
+        "four and the rest.");
 
 /* ---- carried ------------------------------------------------------------------------------- */
 

@@ -31,6 +31,7 @@ from viewfinder.imaging.analysis.moves import (
     MOVE_EXPLAINED,
     MOVE_MIN_PIXELS,
     Move,
+    Ranking,
     accepted,
     band,
     find_move,
@@ -59,13 +60,21 @@ MAX_ANALYSED = 200
 class Seen:
     """What the images alone tell of the boxes a pair's walk examines, kept for a box examined
     again: each region's translations worth trying (shared with its parts, whose windows lie
-    within its own, and with its second look), and the answers of the tests that read only the
-    images, which a region's second look asks again."""
+    within its own, and with its second look), the answers of the tests that read only the
+    images, which a region's second look asks again, and what ranking the translations on a
+    box's changed pixels told (kept while those pixels are the same)."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray, reach: Reach) -> None:
         self.a, self.b, self.reach = a, b, reach
         self._translations: dict[Box, Translations] = {}
         self._answers: dict[tuple[str, Box], object] = {}
+        self._rankings: dict[Box, tuple[np.ndarray, Ranking]] = {}
+
+    def ranking(self, box: Box, changed: np.ndarray) -> Ranking:
+        kept = self._rankings.get(box)
+        if kept is None or not np.array_equal(kept[0], changed):
+            kept = self._rankings[box] = (changed.copy(), Ranking())
+        return kept[1]
 
     def translations(self, box: Box) -> Translations:
         found = self._translations.get(box)
@@ -226,7 +235,7 @@ def examine(
         candidates = seen.translations(box)
     move = None
     if count >= reach.area(MOVE_MIN_PIXELS):
-        move = find_move(a, b, changed, box, reach, known, candidates)
+        move = find_move(a, b, changed, box, reach, known, candidates, seen.ranking(box, changed))
     if move is not None and text and max(abs(move.dx), abs(move.dy)) <= reach.px(GLYPH_SHIFT):
         # Text a pixel or two along, beside ink no displacement explains: the rest of a line
         # reflowed around a changed character. What the eye sees is the character.

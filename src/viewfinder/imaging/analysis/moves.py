@@ -67,6 +67,17 @@ class Move:
     covered: int  # ... drawn over content of the base that stayed put
 
 
+class Ranking:
+    """What the translations tried on one region's changed pixels told, kept for the region's
+    second look, which tries the same ones and the moves found since: the exact pick among
+    those tried, and the first round's best four of the ranked ones. The pick among more is
+    then the pick among these and the new ones (see _analysis.rank)."""
+
+    def __init__(self) -> None:
+        self.exact: tuple[frozenset[tuple[int, int]], tuple[int, int] | None] | None = None
+        self.ranked: tuple[frozenset[tuple[int, int]], list[tuple[int, int]]] | None = None
+
+
 def find_move(
     a: np.ndarray,
     b: np.ndarray,
@@ -75,11 +86,13 @@ def find_move(
     reach: Reach,
     known: tuple[tuple[int, int], ...] = (),
     candidates: Translations | None = None,
+    ranking: Ranking | None = None,
 ) -> Move | None:
     """The translation that explains most of the region's changed pixels, if one carries
     content. Moves already found elsewhere in the pair are tried first: what pushed one block
     down usually pushed its neighbours by as much. ``candidates`` gives the translations to
-    try (by default those the region suggests)."""
+    try (by default those the region suggests); ``ranking``, what trying them on these
+    pixels told before."""
     x, y, w, h = box
     ys, xs = pixels_of(changed)
     ys += y
@@ -88,11 +101,13 @@ def find_move(
     best = _known(a, b, ys, xs, known)
     if best is None:
         source = candidates or Translations(a, b, box, reach)
+        ranking = ranking or Ranking()
         # Known moves stay in the running: beside the band of content that pushed it, a move
         # explains only part of a region.
-        best = _exact(a, b, ys, xs, source.exact | set(known))
+        best = _exact(a, b, ys, xs, frozenset(source.exact | set(known)), ranking)
         if best is None:
-            best = _ranked(a, b, ys, xs, source.exact | source.phase | set(known))
+            tried = frozenset(source.exact | source.phase | set(known))
+            best = _ranked(a, b, ys, xs, tried, ranking)
         if best is None:
             return None
     dx, dy = best
@@ -115,23 +130,45 @@ def find_move(
 
 
 def _ranked(
-    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: set[tuple[int, int]]
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    tried: frozenset[tuple[int, int]],
+    ranking: Ranking,
 ) -> tuple[int, int] | None:
     """The translation that explains most of the pixels at (ys, xs). Every one tried is
     scored on a sample of them, the best few on more, and only the winner on all of them;
     ties go to the shortest vector. Where content arrived decides; where it left breaks ties:
     in smooth gradients several vectors match where content arrived, only the true one both
     ways."""
-    return _analysis.rank(a, b, ys, xs, tried, False)
+    scored = tried
+    if ranking.ranked is not None and ranking.ranked[0] <= tried:
+        scored = frozenset(ranking.ranked[1]) | (tried - ranking.ranked[0])
+    found, best = _analysis.rank(a, b, ys, xs, scored, False, True)
+    ranking.ranked = (tried, best)
+    return found
 
 
 def _exact(
-    a: np.ndarray, b: np.ndarray, ys: np.ndarray, xs: np.ndarray, tried: set[tuple[int, int]]
+    a: np.ndarray,
+    b: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    tried: frozenset[tuple[int, int]],
+    ranking: Ranking,
 ) -> tuple[int, int] | None:
     """The shortest of the translations that explain every one of a sample of (at most 4096
     of) the pixels both ways, where the content arrived and where it left: no other
     translation can explain more of them, so phase correlation need not look for one."""
-    return _analysis.rank(a, b, ys, xs, tried, True)
+    scored = tried
+    if ranking.exact is not None and ranking.exact[0] <= tried:
+        # Those tried before and not picked (none, or any shorter than the pick) fail again.
+        before, pick = ranking.exact
+        scored = (tried - before) | ({pick} if pick is not None else frozenset())
+    found = _analysis.rank(a, b, ys, xs, scored, True)
+    ranking.exact = (tried, found)
+    return found
 
 
 def known_move(
