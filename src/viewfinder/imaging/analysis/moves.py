@@ -163,7 +163,8 @@ def _exact(
     translation can explain more of them, so phase correlation need not look for one."""
     scored = tried
     if ranking.exact is not None and ranking.exact[0] <= tried:
-        # Those tried before and not picked (none, or any shorter than the pick) fail again.
+        # Of those tried before, only the pick can win again: the ones before it in the order
+        # failed, and the ones after it come after it.
         before, pick = ranking.exact
         scored = (tried - before) | ({pick} if pick is not None else frozenset())
     found = _analysis.rank(a, b, ys, xs, scored, True)
