@@ -295,6 +295,44 @@ def test_noise_run_judges_regions_in_turn_from_the_labels() -> None:
         _analysis.noise_run(a, b, labels[:10], boxes, 0, 32, RULE, (1, 2), 7)
 
 
+def strokes_page() -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int, int]]]:
+    """A page of strokes drawn again 0.3 px to the right, with new ink at (300, 50) between the
+    rows of boxes, and its labels and boxes: 24 in rows, each after one it lies inside, and the
+    ink's 21st. Work enough that a run starts its second thread."""
+    yy, xx = np.mgrid[0:300, 0:640].astype(np.float64)
+
+    def strokes(shift: float) -> np.ndarray:
+        grey = 128 + 90 * np.sin((xx - shift) / 2.5) * np.cos(yy / 3)
+        return np.repeat(np.rint(grey)[..., None], 3, axis=2).astype(np.uint8)
+
+    a, b = strokes(0), strokes(0.3)
+    b[50:55, 300:305] = (250, 0, 0)
+    labels = np.where((a != b).any(axis=2), 1, 0).astype(np.uint8)
+    labels[::7] = np.where(labels[::7] == 1, 2, 0)
+    boxes = []
+    for y in range(10, 250, 60):
+        for x in range(10, 560, 200):
+            boxes += [(x, y, 80, 30), (x + 10, y + 5, 20, 10)]
+    boxes.insert(20, (296, 48, 12, 9))
+    return a, b, labels, boxes
+
+
+@pytest.mark.parametrize("start", [0, 21])
+def test_two_threads_judge_a_run_as_one_does(start: int) -> None:
+    a, b, labels, boxes = strokes_page()
+    runs = []
+    for threads in (1, 2):
+        plane = labels.copy()
+        found = _analysis.noise_run(a, b, plane, boxes, start, 32, RULE, (1, 2), 7, threads)
+        runs.append((found, plane))
+    (found, plane), (found_two, plane_two) = runs
+    assert found == found_two and (plane == plane_two).all()
+    # Each box inside the one before it has nothing left; the run stops at the new ink.
+    assert found == ((20, bytes([1, 0] * 10)) if start == 0 else (25, bytes([1, 0] * 2)))
+    with pytest.raises(ValueError, match="threads"):
+        _analysis.noise_run(a, b, labels, boxes, 0, 32, RULE, (1, 2), 7, 3)
+
+
 def test_new_ink_is_outside_the_envelope_and_a_one_level_change_inside() -> None:
     a = np.full((12, 12, 3), 128, np.uint8)
     ink = a.copy()

@@ -22,6 +22,7 @@ def noise_run(
     rule: tuple[float, float, float, float, float, float, float, int],
     changed: tuple[int, int],
     noise: int,
+    threads: int = ...,
 ) -> tuple[int, bytes]: ...
 def blur(src: np.ndarray, x0: int, y0: int, out: np.ndarray) -> None: ...
 def motion_residual(

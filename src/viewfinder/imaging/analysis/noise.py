@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewfinder.imaging import _analysis, _native
+from viewfinder.imaging import _analysis, _native, cores
 from viewfinder.imaging.analysis.model import Box
 from viewfinder.imaging.analysis.reach import Reach
 
@@ -60,4 +60,5 @@ def noise_run(
         RULE,
         (_native.LABEL_CHANGED, _native.LABEL_DARKER),
         _native.LABEL_NOISE,
+        2 if cores.may_spread() else 1,
     )
