@@ -235,16 +235,17 @@ def reference_is_noise(
     return motion >= still or _analysis.envelope(a, b, mask, x, y, False)
 
 
+def strokes(height: int, width: int, shift: float) -> np.ndarray:
+    """Text-like strokes, shift px to the right."""
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float64)
+    grey = 128 + 90 * np.sin((xx - shift) / 2.5) * np.cos(yy / 3)
+    return np.repeat(np.rint(grey)[..., None], 3, axis=2).astype(np.uint8)
+
+
 def noise_pair() -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int, int]]]:
     """Text-like strokes drawn again 0.3 px to the right, with a dot of new ink at (70, 40) and
     its box, and a box whose pixels an earlier box takes."""
-    yy, xx = np.mgrid[0:90, 0:120].astype(np.float64)
-
-    def strokes(shift: float) -> np.ndarray:
-        grey = 128 + 90 * np.sin((xx - shift) / 2.5) * np.cos(yy / 3)
-        return np.repeat(np.rint(grey)[..., None], 3, axis=2).astype(np.uint8)
-
-    a, b = strokes(0), strokes(0.3)
+    a, b = strokes(90, 120, 0), strokes(90, 120, 0.3)
     b[38:43, 68:73] = (250, 0, 0)
     return (
         a,
@@ -299,13 +300,7 @@ def strokes_page() -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, 
     """A page of strokes drawn again 0.3 px to the right, with new ink at (300, 50) between the
     rows of boxes, and its labels and boxes: 24 in rows, each after one it lies inside, and the
     ink's 21st. Work enough that a run starts its second thread."""
-    yy, xx = np.mgrid[0:300, 0:640].astype(np.float64)
-
-    def strokes(shift: float) -> np.ndarray:
-        grey = 128 + 90 * np.sin((xx - shift) / 2.5) * np.cos(yy / 3)
-        return np.repeat(np.rint(grey)[..., None], 3, axis=2).astype(np.uint8)
-
-    a, b = strokes(0), strokes(0.3)
+    a, b = strokes(300, 640, 0), strokes(300, 640, 0.3)
     b[50:55, 300:305] = (250, 0, 0)
     labels = np.where((a != b).any(axis=2), 1, 0).astype(np.uint8)
     labels[::7] = np.where(labels[::7] == 1, 2, 0)
