@@ -385,12 +385,12 @@ def test_a_process_of_one_a_core_decodes_a_pair_on_its_own_thread(
 ) -> None:
     monkeypatch.setattr(cores, "_spread", True)  # put back after the test
 
-    def no_threads() -> None:
+    def no_threads(*args: object) -> None:
         raise AssertionError("decoded on another thread")
 
     base = make_png(random_image(rng, 1024, 1024, 3))
     candidate = make_png(random_image(rng, 1024, 1024, 3))
     cores.keep_to_one()
-    monkeypatch.setattr(png, "_pair_threads", no_threads)
+    monkeypatch.setattr(png, "_beside", no_threads)
     a, b = png.decode_pair(base, candidate)
     assert np.array_equal(a, decode(base)) and np.array_equal(b, decode(candidate))

@@ -8,7 +8,6 @@ time. The list alone is built without the commands' parameters."""
 
 from __future__ import annotations
 
-import copy
 import importlib
 import os
 import sys
@@ -96,6 +95,8 @@ def _listed(command: Callable[..., object]) -> Callable[[], None]:
 
 
 def _listed_group(group: typer.Typer) -> typer.Typer:
+    import copy  # here: a command-line diff never lists commands
+
     listed = copy.copy(group)  # its help and callback, without its commands
     listed.registered_commands, listed.registered_groups = [], []
     return listed

@@ -14,7 +14,6 @@ import struct
 import threading
 import warnings
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -251,8 +250,6 @@ def decode(data: bytes, limits: Limits = DEFAULT_LIMITS, *, name: str = "image")
 # time per comparison, 2560x1600 ones 21%). Below it the hand-off costs more than it saves: the
 # style corpus's 640x560 pairs took 3-5% longer side by side.
 PAIR_PIXELS = 1 << 19
-_pair_lock = threading.Lock()
-_pair_pool: ThreadPoolExecutor | None = None
 
 
 def decode_pair(
@@ -269,22 +266,46 @@ def decode_pair(
     )
     if smaller < PAIR_PIXELS or not cores.may_spread():
         return decode(base, limits, name="base"), decode(candidate, limits, name="candidate")
-    second = _pair_threads().submit(decode, candidate, limits, name="candidate")
+    second = _beside(candidate, limits, "candidate")
     try:
         first = decode(base, limits, name="base")
     except BaseException:
-        wait([second])  # its own error, if any, is the lesser news
+        second.join()  # its own error, if any, is the lesser news
         raise
     return first, second.result()
 
 
-def _pair_threads() -> ThreadPoolExecutor:
-    global _pair_pool
-    with _pair_lock:
-        if _pair_pool is None:
-            # A thread a caller at most: the server's service threads may compare at once.
-            _pair_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="png-decode")
-        return _pair_pool
+class _Beside(threading.Thread):
+    """decode() of one image on a thread of its own. A thread a pair rather than a pool: it
+    costs some 50 us against a comparison's milliseconds, and a command-line diff does not
+    import concurrent.futures (and logging with it) for it."""
+
+    def __init__(self, data: bytes, limits: Limits, name: str) -> None:
+        super().__init__(name="png-decode", daemon=True)
+        self._job = (data, limits, name)
+        self._pixels: np.ndarray | None = None
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        data, limits, name = self._job
+        try:
+            self._pixels = decode(data, limits, name=name)
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> np.ndarray:
+        self.join()
+        if self._error is not None:
+            raise self._error
+        assert self._pixels is not None
+        return self._pixels
+
+
+def _beside(data: bytes, limits: Limits, name: str) -> _Beside:
+    """decode() of data started on another thread."""
+    thread = _Beside(data, limits, name)
+    thread.start()
+    return thread
 
 
 def _decode_general(data: bytes, name: str) -> np.ndarray:
