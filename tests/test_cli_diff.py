@@ -140,8 +140,9 @@ def test_broken_and_oversized_images_exit_two(
 
 # Modules a comparison on this machine never uses: loading them made `viewfinder diff` 16 times
 # slower than odiff as a process. (typer and pydantic, with which typer checks option values,
-# parse the command line when it is not plain; see cli/quick.py.) The last three cost it 7 ms
-# more: a pool, and tempfile's randomness, for one thread and one file name.
+# parse the command line when it is not plain; see cli/quick.py.) The last four cost it 12 ms
+# more: a pool, tempfile's randomness and pathlib's imports, for one thread, one file name and
+# three paths.
 NOT_FOR_A_DIFF = (
     "typer",
     "httpx",
@@ -154,6 +155,7 @@ NOT_FOR_A_DIFF = (
     "concurrent.futures",
     "logging",
     "tempfile",
+    "pathlib",
 )
 
 
@@ -238,12 +240,13 @@ def test_the_command_list_is_the_one_every_command_makes() -> None:
         ["--threshold=0.2", "--mask", "0,0,10,40", "--json"],
         ["--json", "--max-diff-ratio", "0.5", "--include-aa"],
         ["--ignore-noise", "--", "{b}", "{c}"],
+        ["--out", "{o}", "--json"],
     ],
 )
 def test_plain_command_lines_give_what_typer_gives(
-    images: tuple[Path, Path], args: list[str]
+    images: tuple[Path, Path], args: list[str], tmp_path: Path
 ) -> None:
-    paths = {"b": images[0], "c": images[1]}
+    paths = {"b": images[0], "c": images[1], "o": tmp_path / "diff.png"}
     filled = [a.format(**paths) for a in args]
     given = filled if "--" in filled else [*map(str, images), *filled]
     quick = run(*given)

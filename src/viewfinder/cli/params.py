@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import typing
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
@@ -22,8 +23,13 @@ _PLAIN: set[Callable[..., Any]] = set()
 
 
 class Argument:
-    def __init__(self, *, help: str | None = None, metavar: str | None = None) -> None:
-        self.help, self.metavar = help, metavar
+    """``path=True`` on a ``str`` parameter: typer's help calls it a path, and the command is
+    still given a str (see ``typed``)."""
+
+    def __init__(
+        self, *, help: str | None = None, metavar: str | None = None, path: bool = False
+    ) -> None:
+        self.help, self.metavar, self.path = help, metavar, path
 
 
 class Option:
@@ -37,8 +43,10 @@ class Option:
         metavar: str | None = None,
         min: float | None = None,
         max: float | None = None,
+        path: bool = False,
     ) -> None:
         self.names, self.help, self.metavar, self.min, self.max = names, help, metavar, min, max
+        self.path = path
 
 
 class BadValue(ValueError):
@@ -71,13 +79,20 @@ def typed(command: F) -> F:
     """``command`` as typer reads it, when it is marked ``plain``; any other, unchanged."""
     if command not in _PLAIN:
         return command
+    from pathlib import Path
+
     import typer
 
     signature = inspect.signature(command)
     params = declarations(command)
     parameters = []
+    paths = set()
     for parameter in signature.parameters.values():
         kind, declared = params[parameter.name]
+        if declared.path:
+            # Typer parses it as a path (and says so in the help); the command gets a str.
+            kind = Path | None if kind == str | None else Path
+            paths.add(parameter.name)
         if isinstance(declared, Argument):
             info = typer.Argument(help=declared.help, metavar=declared.metavar)
         else:
@@ -92,6 +107,9 @@ def typed(command: F) -> F:
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
+        for name in paths & kwargs.keys():
+            if kwargs[name] is not None:
+                kwargs[name] = os.fspath(kwargs[name])
         try:
             return command(*args, **kwargs)
         except BadValue as exc:

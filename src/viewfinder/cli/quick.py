@@ -17,12 +17,12 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from viewfinder.cli.params import Argument, BadValue, declarations
 
-CONVERT: dict[Any, Callable[[str], Any]] = {str: str, float: float, int: int, Path: Path}
+# Paths come as str: a parameter of another type (pathlib.Path, say) is typer's to parse.
+CONVERT: dict[Any, Callable[[str], Any]] = {str: str, float: float, int: int}
 
 
 @dataclass(frozen=True)
