@@ -249,21 +249,22 @@ PyObject *vfa_noise_run(PyObject *self, PyObject *args) {
     uint8_t *mask = malloc((size_t)largest * (threads > 1 ? 2 : 1));
     ahead_t run = {&a, &b, w, h, &vl, changed_label, darker_label, boxes + 4 * start, left, &rule,
                    NULL, NULL, 0, (size_t)left};
-    if (threads > 1 && left > 1) {
+    const int ahead = threads > 1 && left > 1;
+    if (ahead) {
         run.verdict = malloc((size_t)left);
         run.count = malloc(sizeof(Py_ssize_t) * (size_t)left);
     }
-    int failed = !verdicts || !mask || (threads > 1 && left > 1 && (!run.verdict || !run.count));
+    int failed = !verdicts || !mask || (ahead && (!run.verdict || !run.count));
     Py_ssize_t stop = start;
     Py_BEGIN_ALLOW_THREADS
-    if (!failed && run.verdict) {
+    if (!failed && ahead) {
         memset(run.verdict, PENDING, (size_t)left);
         judge_ahead(&run, mask, mask + largest);
     }
     for (; !failed && stop < n; stop++) {
         const Py_ssize_t k = stop - start, *box = boxes + 4 * stop;
         const Py_ssize_t count = read_mask(&vl, box, changed_label, darker_label, mask);
-        const int verdict = run.verdict && run.verdict[k] != PENDING && run.count[k] == count
+        const int verdict = ahead && run.verdict[k] != PENDING && run.count[k] == count
                                 ? run.verdict[k]
                                 : judge_box(&run, box, mask, count);
         if (verdict == FAILED) failed = 1;
