@@ -209,31 +209,6 @@ def test_a_diff_loads_neither_the_http_client_nor_the_server(
     assert out.read_bytes().startswith(b"\x89PNG")
 
 
-def test_the_command_list_loads_no_http_client() -> None:
-    probe = (
-        "import atexit, sys; "
-        "atexit.register(lambda: print('httpx' in sys.modules, file=sys.stderr)); "
-        "from viewfinder.main import main; sys.argv = ['viewfinder', '--help']; main()"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert "diff " in done.stdout and "capture " in done.stdout
-    assert done.stderr.strip().splitlines()[-1] == "False"
-
-
-def test_the_command_list_is_the_one_every_command_makes() -> None:
-    # `viewfinder --help` lists the commands without reading their parameters (main.build_app).
-    probe = (
-        "from typer.main import get_command; from viewfinder.main import build_app; "
-        "get_command(build_app()).main(['--help'], prog_name='viewfinder')"
-    )
-    full = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    listed = subprocess.run([VIEWFINDER, "--help"], capture_output=True, text=True, timeout=60)
-    assert full.returncode == listed.returncode == 0, (full.stderr, listed.stderr)
-    assert listed.stdout == full.stdout
-    assert "checkup " in listed.stdout
-
-
 @pytest.mark.parametrize(
     "args",
     [
