@@ -1,7 +1,9 @@
 """Command-line benchmark: `viewfinder diff` as a whole process against the `odiff` process on
 the same 1280x800 pair, and `viewfinder --help`, where people first meet the engine. odiff is
 timed twice: its binary run directly, and the `odiff` command its npm package installs (node
-starting, then running the binary), which is what a person who installed it types.
+starting, then running the binary), which is what a person who installed it types. A process
+that only starts the interpreter and imports numpy is timed too: the floor under any
+`viewfinder diff` while the change analysis works on numpy arrays.
 
 Run from the repository root with ``python -m bench.cli`` (``make bench`` installs odiff
 first). Each round runs every command once, in a new random order, from process start to exit;
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -45,9 +48,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def wall(argv: list[str], expect: int) -> float:
+def wall(argv: list[str], expect: int, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    done = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env
+    )
     seconds = time.perf_counter() - start
     if done.returncode != expect:
         raise SystemExit(f"{argv[0]} exited {done.returncode}, not {expect}: {done.stderr!r}")
@@ -77,6 +82,14 @@ def main(argv: list[str] | None = None) -> None:
                 [str(odiff_command()), "--antialiasing", base, candidate, f"{tmp}/npm.png"],
                 22,
             ),
+            # The floor under `viewfinder diff`: the interpreter starting and importing numpy,
+            # as cli/quick.py runs it (the collector off, objects frozen before exit) and with
+            # OpenBLAS on one thread, as viewfinder.main sets it.
+            "python with numpy": (
+                [sys.executable, "-c", "import gc; gc.disable(); import numpy; gc.freeze()"],
+                0,
+                {**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+            ),
         }
         rng = random.Random(args.seed)
         seconds: dict[str, list[float]] = {name: [] for name in commands}
@@ -94,7 +107,8 @@ def main(argv: list[str] | None = None) -> None:
     line = (
         f"cli: viewfinder diff {median['viewfinder diff']:.3f} s vs odiff "
         f"{median['odiff']:.3f} s (ratio {ratio:.1f}), --help {median['viewfinder --help']:.3f} s; "
-        f"odiff's npm command {npm:.3f} s (ratio {median['viewfinder diff'] / npm:.1f})"
+        f"odiff's npm command {npm:.3f} s (ratio {median['viewfinder diff'] / npm:.1f}); "
+        f"python importing numpy {median['python with numpy']:.3f} s"
     )
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "cli.json").write_text(
