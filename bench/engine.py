@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import MANIFEST, Pair, ensure_corpus
-from bench.measure import Memory, Runner, Samples, probe_memory, time_rounds
+from bench.measure import Memory, Runner, Samples, probe_memory, time_back_to_back, time_rounds
 from bench.report import final_line, memory_table, summarise, summary, table
 from bench.servers import PEERS, Odiff, Pixelmatch, odiff_binary
 from tests import style_corpus
@@ -67,6 +67,7 @@ def save(
     memory: list[Memory],
     line: str,
     styled: list[Samples],
+    warm: list[Samples],
 ) -> Path:
     rows = summarise(samples)
     record: dict[str, Any] = {
@@ -97,7 +98,8 @@ def save(
             "pairs": [
                 {"name": s.pair.name, "seconds": s.seconds, "changed": s.changed} for s in styled
             ],
-            "line": style_line(styled, args.style_rounds) if styled else None,
+            "back_to_back": [{"name": s.pair.name, "seconds": s.seconds} for s in warm],
+            "line": style_line(styled, args.style_rounds, warm) if styled else None,
         },
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -117,17 +119,18 @@ def main(argv: list[str] | None = None) -> int:
         with Odiff() as odiff, Pixelmatch() as pixelmatch:
             runner = Runner(odiff, pixelmatch, out_dir)
             samples = time_rounds(runner, selected, args.rounds, args.seed)
-            styled = (
-                time_rounds(runner, style_pairs(), args.style_rounds, args.seed)
-                if args.style_rounds
-                else []
-            )
+            styled, warm = [], []
+            if args.style_rounds:
+                styled = time_rounds(runner, style_pairs(), args.style_rounds, args.seed)
+                warm = time_back_to_back(
+                    runner, style_pairs(), args.style_rounds, args.seed, ("viewfinder", "odiff")
+                )
         # After the timing servers are gone, so that nothing else holds memory or CPU.
         memory = probe_memory(memory_pair, out_dir)
     rows = summarise(samples)
     stats = summary(rows)
     line = final_line(stats, memory)
-    path = save(args, samples, memory, line, styled)
+    path = save(args, samples, memory, line, styled, warm)
     print(
         f"medians of {args.rounds} interleaved rounds after one warm-up round;"
         " ratio = viewfinder time / peer time, below 1 means Viewfinder is faster"
@@ -139,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"raw timings: {path.relative_to(REPO)}")
     print(line)
     if styled:
-        print(style_line(styled, args.style_rounds))
+        print(style_line(styled, args.style_rounds, warm))
     return 0
 
 
@@ -156,15 +159,20 @@ def style_pairs() -> list[Pair]:
     return pairs
 
 
-def style_line(samples: list[Samples], rounds: int) -> str:
+def style_line(samples: list[Samples], rounds: int, warm: list[Samples]) -> str:
+    pixelmatch = summary(summarise(samples))["pixelmatch_median"]
+    line = (
+        f"engine (styles, {len(samples)} pairs, {rounds} rounds): median ratio vs odiff-server "
+        f"{_against_odiff(samples)}, vs pixelmatch {pixelmatch:.2f}"
+    )
+    return f"{line}; back to back {_against_odiff(warm)}" if warm else line
+
+
+def _against_odiff(samples: list[Samples]) -> str:
     rows = summarise(samples)
     stats = summary(rows)
     worst = max(rows, key=lambda r: r.ratio["odiff"] or 0)
-    return (
-        f"engine (styles, {len(rows)} pairs, {rounds} rounds): median ratio vs odiff-server "
-        f"{stats['odiff_median']:.2f}, worst {stats['odiff_worst']:.2f} ({worst.name}), "
-        f"vs pixelmatch {stats['pixelmatch_median']:.2f}"
-    )
+    return f"{stats['odiff_median']:.2f}, worst {stats['odiff_worst']:.2f} ({worst.name})"
 
 
 if __name__ == "__main__":

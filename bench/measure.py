@@ -83,6 +83,25 @@ def time_rounds(runner: Runner, pairs: list[Pair], rounds: int, seed: int) -> li
     return samples
 
 
+def time_back_to_back(
+    runner: Runner, pairs: list[Pair], runs: int, seed: int, tools: tuple[str, ...]
+) -> list[Samples]:
+    """Each tool on each pair ``runs`` times in a row after one untimed run, as a server that
+    compares one screenshot after another runs: caches and branch predictors warm with its own
+    work. time_rounds interleaves the tools call by call instead, so each call comes after
+    another tool has filled the caches with its own."""
+    samples = [Samples(pair, canvas_of(pair)) for pair in pairs]
+    rng = random.Random(seed)
+    log(f"engine: {len(samples)} pairs back to back, {runs} runs each")
+    for sample in rng.sample(samples, len(samples)):
+        for tool in rng.sample(tools, len(tools)):
+            for run in range(runs + 1):
+                outcome = runner.run(tool, sample.pair)
+                if run and outcome.changed is not None:
+                    sample.seconds[tool].append(outcome.seconds)
+    return samples
+
+
 @dataclass(frozen=True)
 class Memory:
     tool: str
