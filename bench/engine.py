@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.corpus import MANIFEST, Pair, ensure_corpus
 from bench.measure import Memory, Runner, Samples, probe_memory, time_back_to_back, time_rounds
-from bench.report import final_line, memory_table, summarise, summary, table
+from bench.report import Row, final_line, memory_table, summarise, summary, table
 from bench.servers import PEERS, Odiff, Pixelmatch, odiff_binary
 from tests import style_corpus
 
@@ -121,9 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             samples = time_rounds(runner, selected, args.rounds, args.seed)
             styled, warm = [], []
             if args.style_rounds:
-                styled = time_rounds(runner, style_pairs(), args.style_rounds, args.seed)
+                styles = style_pairs()
+                styled = time_rounds(runner, styles, args.style_rounds, args.seed)
                 warm = time_back_to_back(
-                    runner, style_pairs(), args.style_rounds, args.seed, ("viewfinder", "odiff")
+                    runner, styles, args.style_rounds, args.seed, ("viewfinder", "odiff")
                 )
         # After the timing servers are gone, so that nothing else holds memory or CPU.
         memory = probe_memory(memory_pair, out_dir)
@@ -160,16 +161,15 @@ def style_pairs() -> list[Pair]:
 
 
 def style_line(samples: list[Samples], rounds: int, warm: list[Samples]) -> str:
-    pixelmatch = summary(summarise(samples))["pixelmatch_median"]
-    line = (
-        f"engine (styles, {len(samples)} pairs, {rounds} rounds): median ratio vs odiff-server "
-        f"{_against_odiff(samples)}, vs pixelmatch {pixelmatch:.2f}"
-    )
-    return f"{line}; back to back {_against_odiff(warm)}" if warm else line
-
-
-def _against_odiff(samples: list[Samples]) -> str:
     rows = summarise(samples)
+    line = (
+        f"engine (styles, {len(rows)} pairs, {rounds} rounds): median ratio vs odiff-server "
+        f"{_against_odiff(rows)}, vs pixelmatch {summary(rows)['pixelmatch_median']:.2f}"
+    )
+    return f"{line}; back to back {_against_odiff(summarise(warm))}" if warm else line
+
+
+def _against_odiff(rows: list[Row]) -> str:
     stats = summary(rows)
     worst = max(rows, key=lambda r: r.ratio["odiff"] or 0)
     return f"{stats['odiff_median']:.2f}, worst {stats['odiff_worst']:.2f} ({worst.name})"

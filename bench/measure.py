@@ -90,7 +90,7 @@ def time_back_to_back(
     compares one screenshot after another runs: caches and branch predictors warm with its own
     work. time_rounds interleaves the tools call by call instead, so each call comes after
     another tool has filled the caches with its own."""
-    samples = [Samples(pair, canvas_of(pair)) for pair in pairs]
+    samples = [Samples(pair) for pair in pairs]  # the canvas is time_rounds' to report
     rng = random.Random(seed)
     log(f"engine: {len(samples)} pairs back to back, {runs} runs each")
     for sample in rng.sample(samples, len(samples)):
