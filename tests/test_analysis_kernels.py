@@ -142,6 +142,37 @@ def test_motion_residual_in_strips_is_the_residual_of_the_planes(channels: int) 
                 assert strips == planes
 
 
+@pytest.mark.parametrize("channels", [3, 4])
+def test_motion_residual_leaves_out_rows_of_one_colour_exactly(channels: int) -> None:
+    # Where a's rows within 3 of a row are all one colour, the row adds nothing to the motion's
+    # sums and is neither blurred nor summed in planes; in strips every row is. Bands of one
+    # colour between shifted content, and windows and boxes across, inside and between them:
+    # the figures must be the same to the bit.
+    rng = np.random.default_rng(10 + channels)
+    yy, xx = np.mgrid[0:90, 0:60].astype(np.float64)
+    bands = ((0, 9, 255), (30, 46, 40), (46, 51, 41), (58, 61, 200), (82, 90, 255))
+
+    def page(dx: float, dy: float) -> np.ndarray:
+        grey = np.rint(128 + 100 * np.tanh(3 * np.sin((xx - dx) / 3) * np.cos((yy - dy) / 4)))
+        image = np.repeat(grey[..., None], channels, axis=2).astype(np.uint8)
+        for y0, y1, level in bands:
+            image[y0:y1] = level
+        return image
+
+    for dx, dy in ((0, 0), (0.3, -0.2), (-0.6, 0.45)):
+        a, b = page(0, 0), page(dx, dy)
+        b[rng.random((90, 60)) < 0.05] = 255
+        for window in ((0, 0, 60, 90), (3, 5, 50, 85), (10, 28, 40, 62), (0, 31, 60, 45)):
+            w, h = window[2] - window[0], window[3] - window[1]
+            for inside in ((0, 0, w, h), (2, h // 3, w - 2, h // 3 + 4), (0, h - 1, w, h)):
+                trimmed = (inside[0], inside[1], inside[2], inside[3])
+                # Memory just freed holds another page's rows: a row read but not blurred shows.
+                _analysis.motion_residual(255 - a, b, window, inside, trimmed, 0.03)
+                planes = _analysis.motion_residual(a, b, window, inside, trimmed, 0.03)
+                strips = _analysis.motion_residual(a, b, window, inside, trimmed, 0.03, 0)
+                assert strips == planes
+
+
 def test_motion_residual_refuses_boxes_outside_their_window() -> None:
     a = np.zeros((20, 20, 3), np.uint8)
     with pytest.raises(ValueError, match="window lies outside the image"):

@@ -106,6 +106,8 @@ static void blur_next(rows_t *rows, float *restrict o) {
     const Py_ssize_t w = rows->w, h = rows->h, n = w * c, r = rows->next++;
     const blur_buffers_t *buf = rows->buf;
     const float scale = 1.0f / 81.0f;
+    /* After rows skipped (blur_area_where), only this row's neighbours are blurred along x. */
+    if (rows->ready < r - 2) rows->ready = r - 2;
     for (; rows->ready < h && rows->ready <= r + 2; rows->ready++) {
         const uint8_t *row =
             rows->src->data + (rows->y0 + rows->ready) * rows->src->stride + rows->x0 * c;
@@ -135,6 +137,17 @@ static void blur_area(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssiz
                       Py_ssize_t h, const plane3_t *out, const blur_buffers_t *buf) {
     rows_t rows = blur_rows(src, x0, y0, w, h, buf);
     for (Py_ssize_t r = 0; r < h; r++) blur_next(&rows, out->data + r * out->stride);
+}
+
+/* blur_area for the rows `need` marks (a byte a row of the area); the others are not written. */
+static void blur_area_where(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t w,
+                            Py_ssize_t h, const plane3_t *out, const blur_buffers_t *buf,
+                            const uint8_t *need) {
+    rows_t rows = blur_rows(src, x0, y0, w, h, buf);
+    for (Py_ssize_t r = 0; r < h; r++) {
+        if (need[r]) blur_next(&rows, out->data + r * out->stride);
+        else rows.next++;
+    }
 }
 
 PyObject *vfa_blur(PyObject *self, PyObject *args) {
@@ -200,7 +213,7 @@ typedef struct {
 /* One row's terms of the Lucas-Kanade sums, added to sums[] (xx, xy, yy, xd, yd): a's row with
  * the rows above and below it (the row itself at the window's edges, gscale 1), b's row. Not
  * inlined: the window in memory and the window in strips must add exactly the same floats. */
-__attribute__((noinline)) static void accumulate_row(const float *up, const float *row,
+VF_CLONES __attribute__((noinline)) static void accumulate_row(const float *up, const float *row,
                                                       const float *down, const float *brow,
                                                       Py_ssize_t w, float gscale, double *sums) {
     float rxx = 0, rxy = 0, ryy = 0, rxd = 0, ryd = 0;
@@ -242,10 +255,12 @@ static void solve_motion(const double *sums, double *tx, double *ty) {
 /* One Lucas-Kanade step over the whole window: the translation (tx, ty), clipped to a pixel,
  * that best explains b - a from a's gradient. Gradients are central differences inside and
  * one-sided at the window's edges. */
-static void estimate_motion(const plane3_t *a, const plane3_t *b, double *tx, double *ty) {
+static void estimate_motion(const plane3_t *a, const plane3_t *b, const uint8_t *flat,
+                            double *tx, double *ty) {
     const Py_ssize_t w = a->width, h = a->height;
     double sums[5] = {0, 0, 0, 0, 0};
     for (Py_ssize_t y = 0; y < h; y++) {
+        if (flat[y]) continue; /* its terms are all 0 */
         const float *row = a->data + y * a->stride;
         const float *up = a->data + (y > 0 ? y - 1 : 0) * a->stride;
         const float *down = a->data + (y < h - 1 ? y + 1 : h - 1) * a->stride;
@@ -351,10 +366,6 @@ static int parse_box(PyObject *obj, box_t *box, Py_ssize_t w, Py_ssize_t h, cons
     return 0;
 }
 
-/* Both images' window blurred (from 2 px around it where the image has them, so that the
- * blur sees the window's true neighbours), the motion estimated over the window, and the
- * residual measured. Scratch memory is the window's size: it stays in cache, and no
- * page-sized plane is ever allocated for a handful of small regions. */
 /* Windows larger than this many pixels are blurred a strip of rows at a time, twice (once for
  * the motion, once for the residual), instead of into two planes of 12 bytes a pixel: a change
  * over a whole 10000 x 10000 screenshot would otherwise need 2.4 GB. */
@@ -438,6 +449,49 @@ static int strip_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t ex0, 
     return ok;
 }
 
+static inline Py_ssize_t least(Py_ssize_t u, Py_ssize_t v) { return u < v ? u : v; }
+static inline Py_ssize_t most(Py_ssize_t u, Py_ssize_t v) { return u > v ? u : v; }
+
+/* For each row of the area (x0, y0, w, h) of src: how many rows of one colour, all of it, end
+ * there (0 when the row itself has two colours). */
+static void plain_runs(const pixels_t *src, Py_ssize_t x0, Py_ssize_t y0, Py_ssize_t w,
+                       Py_ssize_t h, Py_ssize_t *runs) {
+    const int c = src->channels;
+    const uint8_t *above = NULL;
+    for (Py_ssize_t r = 0; r < h; r++) {
+        const uint8_t *row = src->data + (y0 + r) * src->stride + x0 * c;
+        /* Each pixel equal to the next: one colour. */
+        const int plain = memcmp(row, row + c, (size_t)((w - 1) * c)) == 0;
+        runs[r] = !plain ? 0 : (above && memcmp(row, above, (size_t)c) == 0 ? runs[r - 1] + 1 : 1);
+        above = plain ? row : NULL;
+    }
+}
+
+/*
+ * Which rows a window needs blurred, from the runs of its area (plain_runs of a; the window is
+ * rows [oy, oy + h) of it, and need_a and need_b are indexed by the area's rows, flat by the
+ * window's). A window row is flat when a's rows within 3 of it (the blur's reach, then the
+ * gradient's) are all of one colour: a's gradient is exactly 0 all along it, so its terms of
+ * the motion's sums are all 0 and neither image is needed there. The residual reads b's rows
+ * inside the box and a's from the row above it to two below (the motion moves a at most a
+ * pixel). Rows of the area outside the window are never read.
+ */
+static void rows_needed(const Py_ssize_t *runs, Py_ssize_t eh, Py_ssize_t oy, Py_ssize_t h,
+                        box_t inside, uint8_t *flat, uint8_t *need_a, uint8_t *need_b) {
+    memset(need_a, 0, (size_t)eh);
+    memset(need_b, 0, (size_t)eh);
+    for (Py_ssize_t y = 0; y < h; y++) {
+        const Py_ssize_t lo = most(oy + y - 3, 0), hi = least(oy + y + 3, eh - 1);
+        flat[y] = runs[hi] >= hi - lo + 1;
+        if (flat[y]) continue;
+        need_b[oy + y] = 1;
+        for (Py_ssize_t k = most(y - 1, 0); k <= least(y + 1, h - 1); k++) need_a[oy + k] = 1;
+    }
+    for (Py_ssize_t y = most(inside.y0 - 1, 0); y <= least(inside.y1 + 1, h - 1); y++)
+        need_a[oy + y] = 1;
+    for (Py_ssize_t y = inside.y0; y < inside.y1; y++) need_b[oy + y] = 1;
+}
+
 /* Both images' window blurred (from 2 px around it where the image has them, so that the
  * blur sees the window's true neighbours), the motion estimated over the window, and the
  * residual measured. Scratch memory is the window's size: it stays in cache, and no
@@ -459,19 +513,27 @@ static int window_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t iw, 
         .ring = malloc(sizeof(uint16_t) * 5 * n),
         .column = malloc(sizeof(uint16_t) * n),
     };
-    const int ok = planes && buf.padded && buf.ring && buf.column;
+    /* Per row of the area: how many rows of one colour end there (then reused for a's rows to
+     * blur); per row of the window: flat, and b's rows to blur. */
+    Py_ssize_t *runs = malloc(sizeof(Py_ssize_t) * (size_t)eh);
+    uint8_t *rows = malloc(3 * (size_t)eh);
+    const int ok = planes && buf.padded && buf.ring && buf.column && runs && rows;
     if (ok) {
+        const Py_ssize_t oy = win.y0 - ey0;
+        uint8_t *need_a = rows, *need_b = rows + eh, *flat = rows + 2 * eh;
+        plain_runs(a, ex0, ey0, ew, eh, runs);
+        rows_needed(runs, eh, oy, h, inside, flat, need_a, need_b);
         const plane3_t area_a = {planes, ew * 3, ew, eh};
         const plane3_t area_b = {planes + 3 * ew * eh, ew * 3, ew, eh};
-        blur_area(a, ex0, ey0, ew, eh, &area_a, &buf);
-        blur_area(b, ex0, ey0, ew, eh, &area_b, &buf);
-        const Py_ssize_t skip = (win.y0 - ey0) * ew * 3 + (win.x0 - ex0) * 3;
+        blur_area_where(a, ex0, ey0, ew, eh, &area_a, &buf, need_a);
+        blur_area_where(b, ex0, ey0, ew, eh, &area_b, &buf, need_b);
+        const Py_ssize_t skip = oy * ew * 3 + (win.x0 - ex0) * 3;
         const plane3_t wa = {area_a.data + skip, ew * 3, w, h};
         const plane3_t wb = {area_b.data + skip, ew * 3, w, h};
         double tx = 0, ty = 0;
         *motion = 0;
         if (w >= 2 && h >= 2) {
-            estimate_motion(&wa, &wb, &tx, &ty);
+            estimate_motion(&wa, &wb, flat, &tx, &ty);
             *motion = hypot(tx, ty);
         }
         *worst = residual_in(&wa, &wb, tx, ty, *motion >= still ? trimmed : inside);
@@ -481,11 +543,10 @@ static int window_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t iw, 
     free(buf.padded);
     free(buf.ring);
     free(buf.column);
+    free(runs);
+    free(rows);
     return ok;
 }
-
-static inline Py_ssize_t least(Py_ssize_t u, Py_ssize_t v) { return u < v ? u : v; }
-static inline Py_ssize_t most(Py_ssize_t u, Py_ssize_t v) { return u > v ? u : v; }
 
 int vfa_box_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t w, Py_ssize_t h,
                      Py_ssize_t x, Py_ssize_t y, Py_ssize_t bw, Py_ssize_t bh, Py_ssize_t pad,
