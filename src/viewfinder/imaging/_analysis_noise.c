@@ -273,8 +273,10 @@ PyObject *vfa_noise_run(PyObject *self, PyObject *args) {
         if (verdict == EMPTY) continue;
         for (Py_ssize_t r = 0; r < box[3]; r++) {
             uint8_t *row = (uint8_t *)vl.buf + (box[1] + r) * vl.strides[0] + box[0];
+            const uint8_t *marked = mask + r * box[2];
+            /* Every byte written, as a select: a branch per pixel mispredicted on glyphs. */
             for (Py_ssize_t i = 0; i < box[2]; i++)
-                if (mask[r * box[2] + i]) row[i] = (uint8_t)noise_label;
+                row[i] = marked[i] ? (uint8_t)noise_label : row[i];
         }
     }
     Py_END_ALLOW_THREADS
