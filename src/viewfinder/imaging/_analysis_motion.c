@@ -513,8 +513,8 @@ static int window_residual(const pixels_t *a, const pixels_t *b, Py_ssize_t iw, 
         .ring = malloc(sizeof(uint16_t) * 5 * n),
         .column = malloc(sizeof(uint16_t) * n),
     };
-    /* Per row of the area: how many rows of one colour end there (then reused for a's rows to
-     * blur); per row of the window: flat, and b's rows to blur. */
+    /* Per row of the area: the run of one colour ending there, and whether a's and b's are
+     * blurred; per row of the window: whether it is flat. */
     Py_ssize_t *runs = malloc(sizeof(Py_ssize_t) * (size_t)eh);
     uint8_t *rows = malloc(3 * (size_t)eh);
     const int ok = planes && buf.padded && buf.ring && buf.column && runs && rows;
