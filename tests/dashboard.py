@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from PIL import Image, ImageDraw
-from playwright.sync_api import Browser, Locator, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from tests.chromium import CHROMIUM, FLAGS
 from tests.server import Server
@@ -99,6 +99,12 @@ def axe_violations(page: Page) -> list[str]:
         "v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '))"
     )
     return list(found)
+
+
+def story_ready(page: Page) -> None:
+    """Wait for the story page a click or a key went to: measured or shot before, the page may
+    still be the one before it, or a document not yet parsed (no documentElement)."""
+    expect(page.locator("body[data-ready=story]")).to_have_count(1)
 
 
 def settle(page: Page) -> None:

@@ -74,7 +74,7 @@ def test_a_person_reviews_a_change_in_the_dashboard(
     expect(page.locator("#group-unchanged")).not_to_have_attribute("open", "")
     page.get_by_role("link", name="checkout/cart").click()
     expect(page.locator("h1")).to_have_text("checkout/cart")
-    expect(page.locator("body[data-ready=story]")).to_have_count(1)
+    dashboard.story_ready(page)
 
     # Every view mode, by key and by click; each is its own address.
     viewer = page.locator("#viewer")
@@ -158,10 +158,10 @@ def test_a_person_reviews_a_change_in_the_dashboard(
     # j and k walk the build's stories.
     page.goto(f"{server.url}/builds/{builds['second']}")
     page.get_by_role("link", name="checkout/cart").click()
-    expect(page.locator("body[data-ready=story]")).to_have_count(1)
+    dashboard.story_ready(page)
     page.keyboard.press("j")
     expect(page.locator("h1")).not_to_have_text("checkout/cart")
-    expect(page.locator("body[data-ready=story]")).to_have_count(1)
+    dashboard.story_ready(page)
     page.keyboard.press("k")
     expect(page.locator("h1")).to_have_text("checkout/cart")
 

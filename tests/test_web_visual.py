@@ -33,12 +33,6 @@ def check(page: Page, name: str, problems: list[str]) -> None:
     dashboard.looks_as_approved(page, name)
 
 
-def story_ready(page: Page) -> None:
-    """Wait for the story page a click went to: measured or shot before, the page may still be
-    the build's, or a document not yet parsed (no documentElement)."""
-    expect(page.locator("body[data-ready=story]")).to_have_count(1)
-
-
 def fits(page: Page, width: int) -> None:
     overflow = page.evaluate("document.documentElement.scrollWidth")
     assert overflow <= width, f"{page.url} is {overflow} px wide on a {width} px screen"
@@ -60,7 +54,7 @@ def test_every_page_looks_as_approved_and_is_accessible(
         page.locator("#group-unchanged > summary").click()
         check(page, f"build-{scheme}", problems)
         page.get_by_role("link", name="checkout/cart").click()
-        story_ready(page)
+        dashboard.story_ready(page)
         check(page, f"story-side-{scheme}", problems)
         if scheme == "light":
             for mode in ("overlay", "swipe", "diff", "changes"):
@@ -88,7 +82,7 @@ def test_every_page_looks_as_approved_and_is_accessible(
     fits(page, dashboard.PHONE["width"])
     check(page, "build-phone", problems)
     page.get_by_role("link", name="checkout/cart").click()
-    story_ready(page)
+    dashboard.story_ready(page)
     fits(page, dashboard.PHONE["width"])
     check(page, "story-phone", problems)
     phone.close()
