@@ -55,7 +55,8 @@ $(WEB_STAMP): $(WEB_NPM)/package.json $(WEB_NPM)/package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error --prefix $(WEB_NPM)
 	cp $(WEB_NPM)/package.json $@
 
-# Real MCP clients the tests drive (the MCP Inspector CLI), pinned in tests/npm/package.json and
+# Real clients the tests drive (the MCP Inspector CLI) and pixelmatch, the reference the pixel
+# classifier is checked against, pinned in tests/npm/package.json and
 # installed into an ignored folder the same way as the bench peers below.
 clients: $(CLIENTS_STAMP)
 
