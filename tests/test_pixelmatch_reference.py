@@ -1,6 +1,7 @@
 """The pixel classifier against pixelmatch 7.2.0 itself, run in node: random small pairs whose
 neighbourhoods hit every branch of the anti-aliasing test (few colours, so that neighbours
-repeat; semi-transparent pixels; one-level nudges under the threshold). pixelmatch() must give
+repeat; semi-transparent pixels) and whose colour deltas fall on both sides of the threshold
+(colours nudged by a few levels). pixelmatch() must give
 pixelmatch's count and diff image, and compare() on the same pixels as opaque RGB its count."""
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ def random_pair(rng: np.random.Generator, opaque: bool) -> tuple[np.ndarray, np.
     b = a.copy()
     repainted = rng.random((h, w)) < rng.random()
     b[repainted] = palette[rng.integers(0, len(palette), int(repainted.sum()))]
-    if rng.random() < 0.4:  # nudges of a level or two: under the threshold, or just over it
-        nudged = b.astype(np.int16) + rng.integers(-2, 3, b.shape)
+    if rng.random() < 0.5:  # nudged colours, from a level or two to either side of threshold 0.1
+        reach = int(rng.choice([2, 12, 24]))
+        nudged = b.astype(np.int16) + rng.integers(-reach, reach + 1, b.shape)
         b = np.clip(nudged, 0, 255).astype(np.uint8)
         if opaque:
             b[..., 3] = 255
