@@ -94,3 +94,26 @@ def test_identical_images_give_zero_and_a_gray_copy() -> None:
     assert pixelmatch(img, img.copy(), output) == 0
     assert output[1, 1].tolist() == [229, 229, 229, 255]  # 255 + (0 - 255) * 0.1
     assert output[0, 0].tolist() == [255, 255, 255, 255]
+
+
+def test_every_small_colour_difference_counts_as_its_yiq_distance_says() -> None:
+    # Every difference of up to 40 levels a channel, as one pixel each, at thresholds a
+    # thousandth apart: some of those just past a threshold lie where a bound that skips the
+    # distance for small differences would err if it were set a fraction of a percent too low.
+    span = np.arange(-40, 41)
+    d = np.stack(np.meshgrid(span, span, span, indexing="ij"), axis=-1).reshape(-1, 3)
+    dr, dg, db = (d[:, k].astype(np.float64) for k in range(3))
+    # pixelmatch's distance, operation for operation (numpy fuses no multiply-add).
+    y = dr * 0.29889531 + dg * 0.58662247 + db * 0.11448223
+    i = dr * 0.59597799 - dg * 0.27417610 - db * 0.32180189
+    q = dr * 0.21147017 - dg * 0.52261711 + db * 0.31114694
+    delta = 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q
+    side = 729  # 81 ** 3 == 729 * 729
+    img1 = np.full((side, side, 4), 128, np.uint8)
+    img1[..., 3] = 255
+    img2 = img1.copy()
+    img2[..., :3] = (128 - d).reshape(side, side, 3)
+    for threshold in [0.03, 0.2, 0.3] + [round(0.06 + 0.001 * k, 3) for k in range(40)]:
+        expected = int(np.count_nonzero(delta > 35215 * threshold * threshold))
+        counted = pixelmatch(img1, img2, threshold=threshold, include_aa=True)
+        assert counted == expected, f"threshold {threshold}"
